@@ -1,0 +1,30 @@
+"""Foldline: a transcript service for coding agents."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .client import Client
+from .errors import (
+    BadRequest,
+    FoldlineError,
+    Forbidden,
+    Invalid,
+    NotFound,
+    PayloadTooLarge,
+    TransportError,
+    Unauthorized,
+)
+
+__all__ = [
+    "BadRequest",
+    "Client",
+    "FoldlineError",
+    "Forbidden",
+    "Invalid",
+    "NotFound",
+    "PayloadTooLarge",
+    "TransportError",
+    "Unauthorized",
+    "__version__",
+]

@@ -1,0 +1,79 @@
+"""The ASGI app: :func:`create_app` wires the API, the panel and the one error handler."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import orjson
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import Response
+from starlette.exceptions import HTTPException
+
+from . import __version__, routes
+from .errors import BadRequest, FoldlineError, NotFound, error_body
+from .events import Hub
+from .transcripts import Transcripts
+
+log = logging.getLogger("foldline")
+
+
+def error_response(exc: FoldlineError) -> Response:
+    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    return Response(
+        orjson.dumps(error_body(exc)), status_code=exc.status, media_type="application/json", headers=headers
+    )
+
+
+async def on_foldline_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, FoldlineError)
+    return error_response(exc)
+
+
+async def on_validation_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, RequestValidationError)
+    first: dict[str, Any] = exc.errors()[0] if exc.errors() else {}
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return error_response(BadRequest("the request's parameters are not valid", where=where or None))
+
+
+async def on_http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound())
+    error = FoldlineError(str(exc.detail))
+    error.status, error.code = exc.status_code, "http_error"
+    return error_response(error)
+
+
+async def on_unexpected(request: Request, exc: Exception) -> Response:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return error_response(FoldlineError("the server failed; the error is logged"))
+
+
+def create_app(transcripts: Transcripts) -> FastAPI:
+    app = FastAPI(
+        title="Foldline",
+        version=__version__,
+        summary="Transcripts of coding agents: pages weigh kilobytes, big parts travel by reference.",
+        openapi_url="/api/openapi.json",
+        docs_url="/api/docs",
+        redoc_url=None,
+    )
+    hub = Hub()
+    transcripts.listeners.append(hub.notify)
+    app.state.transcripts = transcripts
+    app.state.hub = hub
+    app.add_exception_handler(FoldlineError, on_foldline_error)
+    app.add_exception_handler(RequestValidationError, on_validation_error)
+    app.add_exception_handler(HTTPException, on_http_error)
+    app.add_exception_handler(Exception, on_unexpected)
+    app.include_router(routes.router)
+    try:
+        from . import panel
+    except ImportError:  # the panel is optional while it is being built
+        pass
+    else:
+        panel.mount(app)
+    return app

@@ -1,0 +1,114 @@
+"""The ``foldline`` command: it parses and delegates, nothing more."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+import orjson
+
+from .errors import FoldlineError
+from .settings import Settings, default_db
+from .store import open_store
+from .transcripts import Transcripts
+
+db_option = click.option(
+    "--db",
+    default=default_db,
+    show_default="$FOLDLINE_DB or foldline.db",
+    help="A SQLite file path, or a postgresql:// URL.",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+
+
+def open_transcripts(db: str) -> Transcripts:
+    settings = Settings(db=db)
+    return Transcripts(open_store(db), settings=settings)
+
+
+def emit(data: Any, as_json: bool, text: str) -> None:
+    click.echo(orjson.dumps(data).decode() if as_json else text)
+
+
+class Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except FoldlineError as exc:
+            raise click.ClickException(f"{exc.message}" + (f" ({exc.where})" if exc.where else "")) from None
+
+
+@click.group(cls=Group)
+@click.version_option(package_name="foldline")
+def main() -> None:
+    """Foldline: transcripts of coding agents, served light."""
+
+
+@main.group()
+def account() -> None:
+    """Manage accounts."""
+
+
+@account.command("create")
+@click.argument("name")
+@db_option
+@json_option
+def account_create(name: str, db: str, as_json: bool) -> None:
+    """Create an account; its token is shown once."""
+    created = open_transcripts(db).create_account(name)
+    emit(created, as_json, f"account {created['id']} ({name})\ntoken {created['token']} (shown once)")
+
+
+@main.group()
+def workspace() -> None:
+    """Manage workspaces."""
+
+
+@workspace.command("create")
+@click.argument("name")
+@click.option("--member", "members", multiple=True, help="An account id; repeat for several.")
+@db_option
+@json_option
+def workspace_create(name: str, members: tuple[str, ...], db: str, as_json: bool) -> None:
+    """Create a workspace with these members."""
+    created = open_transcripts(db).create_workspace(name, list(members))
+    emit(created, as_json, f"workspace {created['id']} ({name})")
+
+
+@workspace.command("add")
+@click.argument("workspace_id")
+@click.argument("account_id")
+@db_option
+@json_option
+def workspace_add(workspace_id: str, account_id: str, db: str, as_json: bool) -> None:
+    """Add an account to a workspace."""
+    open_transcripts(db).add_member(workspace_id, account_id)
+    emit({"workspace_id": workspace_id, "account_id": account_id}, as_json, "added")
+
+
+@main.command()
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8765, show_default=True, type=int)
+@click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
+@click.option("--no-import", is_flag=True, help="Do not import local sessions or samples on first run.")
+def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
+    """Run the service (the API and the panel)."""
+    from .server import run
+
+    run(Settings(db=db), host=host, port=port, watch=watch, first_import=not no_import)
+
+
+def add_import_command() -> None:
+    try:
+        from .importers.cli import import_command
+    except ImportError:
+        return
+    main.add_command(import_command, "import")
+
+
+add_import_command()
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

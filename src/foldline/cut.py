@@ -1,0 +1,64 @@
+"""The cut: one big field of a part replaced by its head, its tail and its size.
+
+The cut is computed when a part is written; a page read only picks the stored cut.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+BOUND = 4096
+
+TOOL_STATES_WITH_TEXT = {"output-available": "output", "output-error": "errorText"}
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    field: str
+    bytes: int
+    head: str
+    tail: str
+
+
+def output_text(value: Any) -> str:
+    """A tool output as the panel draws it: the string itself, or 2-space indented JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def cut_text(field: str, text: str, bound: int = BOUND) -> Cut | None:
+    """Cut ``text`` when it is longer than ``bound`` code points; ``None`` otherwise.
+
+    Head and tail are ``bound // 2`` code points each (2048 for the default bound).
+    Python strings index code points, so a cut never splits one.
+    """
+    if len(text) <= bound:
+        return None
+    half = bound // 2
+    return Cut(field, len(text.encode("utf-8")), text[:half], text[-half:])
+
+
+def tool_name(part: dict[str, Any]) -> str | None:
+    kind = part.get("type")
+    if kind == "dynamic-tool":
+        name = part.get("toolName")
+        return name if isinstance(name, str) else None
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]
+    return None
+
+
+def candidate(part: dict[str, Any]) -> tuple[str, str] | None:
+    """The field of ``part`` that may be cut, with its text, or ``None``."""
+    kind = part.get("type")
+    if kind == "reasoning":
+        text = part.get("text")
+        return ("text", text) if isinstance(text, str) else None
+    field = TOOL_STATES_WITH_TEXT.get(str(part.get("state")))
+    if field is None or tool_name(part) is None or field not in part:
+        return None
+    value = part[field]
+    return field, output_text(value)

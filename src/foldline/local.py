@@ -1,0 +1,66 @@
+"""The local account and workspace that ``foldline serve`` makes on first run.
+
+Tokens are stored only as hashes, so the local token is kept in a file only its owner can read:
+beside a SQLite database (``foldline.db.token``), or under ``~/.config/foldline/`` for a server URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from .store import normalize_url
+from .transcripts import Transcripts, hash_token, new_token
+
+LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class Local:
+    account_id: str
+    workspace_id: str
+    token: str
+
+
+def token_file(db: str) -> Path:
+    url = normalize_url(db)
+    if url.startswith("sqlite:///"):
+        return Path(url.removeprefix("sqlite:///") + ".token")
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]
+    return Path.home() / ".config" / "foldline" / f"local-{digest}.token"
+
+
+def ensure_local(t: Transcripts, db: str) -> Local:
+    """The local account, its workspace and a working token, made if missing."""
+    path = token_file(db)
+    found = t.store.accounts_named(LOCAL)
+    if not found:
+        account = t.create_account(LOCAL)
+        t.create_workspace(LOCAL, [account["id"]])
+        write_token(path, account["token"])
+        return local(t, account["id"], account["token"])
+    account_id = found[0]
+    token = path.read_text().strip() if path.exists() else ""
+    if not token or t.store.account_by_token(hash_token(token)) != account_id:
+        token = new_token()
+        t.store.add_token(account_id, hash_token(token), "serve")
+        write_token(path, token)
+    return local(t, account_id, token)
+
+
+def local(t: Transcripts, account_id: str, token: str) -> Local:
+    spaces = t.store.workspaces_of(account_id)
+    if spaces:
+        workspace_id = next((w["id"] for w in spaces if w["name"] == LOCAL), spaces[0]["id"])
+    else:
+        workspace_id = t.create_workspace(LOCAL, [account_id])["id"]
+    return Local(account_id, workspace_id, token)
+
+
+def write_token(path: Path, token: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(token + "\n")

@@ -1,0 +1,251 @@
+"""The shape of a message (an AI SDK ``UIMessage``) and the checks the write door and reads run.
+
+The write door runs :func:`check_message` with ``full=True``: the structural shape of every
+part and tool state, each tool's input and output JSON Schema from the registry, and the
+metadata schema of the message's role. A read runs :func:`readable_part` on each stored part:
+the cheap checks only (shape, retired tools, state), never a tool's schema, so an output that
+today's schema refuses is still read.
+
+Unknown keys are kept: validation looks, it never rewrites.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from .cut import tool_name
+from .errors import Invalid
+from .registry import Registry
+
+ROLES = ("system", "user", "assistant")
+TEXT_STATES = ("streaming", "done")
+
+# What a part must (or may) hold, by type: field -> (required, check).
+Check = Callable[[Any], bool]
+
+
+def is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def is_obj(v: Any) -> bool:
+    return isinstance(v, dict)
+
+
+def is_bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def any_value(v: Any) -> bool:
+    return True
+
+
+def is_text_state(v: Any) -> bool:
+    return v in TEXT_STATES
+
+
+PARTS: dict[str, dict[str, tuple[bool, Check]]] = {
+    "text": {"text": (True, is_str), "state": (False, is_text_state), "providerMetadata": (False, is_obj)},
+    "reasoning": {
+        "text": (True, is_str),
+        "id": (False, is_str),
+        "state": (False, is_text_state),
+        "providerMetadata": (False, is_obj),
+    },
+    "source-url": {
+        "sourceId": (True, is_str),
+        "url": (True, is_str),
+        "title": (False, is_str),
+        "providerMetadata": (False, is_obj),
+    },
+    "source-document": {
+        "sourceId": (True, is_str),
+        "mediaType": (True, is_str),
+        "title": (True, is_str),
+        "filename": (False, is_str),
+        "providerMetadata": (False, is_obj),
+    },
+    "file": {
+        "mediaType": (True, is_str),
+        "url": (True, is_str),
+        "filename": (False, is_str),
+        "providerReference": (False, is_obj),
+        "providerMetadata": (False, is_obj),
+    },
+    "reasoning-file": {"mediaType": (True, is_str), "url": (True, is_str), "providerMetadata": (False, is_obj)},
+    "custom": {"kind": (True, is_str), "providerMetadata": (False, is_obj)},
+    "step-start": {},
+}
+
+DATA_PART = {"id": (False, is_str), "data": (True, any_value)}
+
+TOOL_COMMON: dict[str, tuple[bool, Check]] = {
+    "toolCallId": (True, is_str),
+    "title": (False, is_str),
+    "toolMetadata": (False, is_obj),
+    "providerExecuted": (False, is_bool),
+    "callProviderMetadata": (False, is_obj),
+    "resultProviderMetadata": (False, is_obj),
+}
+
+# Tool states: which of input / output / errorText / approval each must, may or must not hold.
+# "req" required, "opt" optional, absent from the row: must not be there.
+TOOL_STATES: dict[str, dict[str, str]] = {
+    "input-streaming": {"input": "opt"},
+    "input-available": {"input": "req"},
+    "approval-requested": {"input": "req", "approval": "req"},
+    "approval-responded": {"input": "req", "approval": "req"},
+    "output-available": {"input": "req", "output": "req", "approval": "opt", "preliminary": "opt"},
+    "output-error": {"input": "opt", "errorText": "req", "approval": "opt", "rawInput": "opt"},
+    "output-denied": {"input": "req", "approval": "req"},
+}
+STATE_FIELDS = ("input", "output", "errorText", "approval", "preliminary", "rawInput")
+# States whose input is complete, so the tool's input schema applies.
+INPUT_CHECKED = ("input-available", "approval-requested", "approval-responded", "output-available", "output-denied")
+
+
+def fail(where: str, message: str) -> Invalid:
+    return Invalid(message, where=where)
+
+
+def check_fields(part: dict[str, Any], spec: dict[str, tuple[bool, Check]], where: str) -> None:
+    for name, (required, check) in spec.items():
+        if name not in part:
+            if required:
+                raise fail(f"{where}.{name}", f"'{name}' is required")
+        elif not check(part[name]):
+            raise fail(f"{where}.{name}", f"'{name}' has the wrong type")
+
+
+def check_approval(state: str, approval: Any, where: str) -> None:
+    where = f"{where}.approval"
+    if not isinstance(approval, dict) or not isinstance(approval.get("id"), str):
+        raise fail(where, "approval must be an object with a string 'id'")
+    approved = approval.get("approved")
+    if state == "approval-requested" and "approved" in approval:
+        raise fail(where, "a requested approval has no answer yet")
+    if state == "approval-responded" and not isinstance(approved, bool):
+        raise fail(where, "a responded approval needs 'approved' true or false")
+    if state in ("output-available", "output-error") and approved is not True:
+        raise fail(where, "an executed tool's approval must be approved")
+    if state == "output-denied" and approved is not False:
+        raise fail(where, "a denied tool's approval must have 'approved': false")
+
+
+def check_tool_part(part: dict[str, Any], where: str) -> None:
+    check_fields(part, TOOL_COMMON, where)
+    if part["type"] == "dynamic-tool" and not isinstance(part.get("toolName"), str):
+        raise fail(f"{where}.toolName", "a dynamic tool needs a string 'toolName'")
+    state = part.get("state")
+    allowed = TOOL_STATES.get(state) if isinstance(state, str) else None
+    if allowed is None:
+        raise fail(f"{where}.state", "unknown tool state")
+    for name in STATE_FIELDS:
+        rule = allowed.get(name)
+        if rule is None and name in part:
+            raise fail(f"{where}.{name}", f"'{name}' is not allowed in state {state}")
+        if rule == "req" and name not in part:
+            raise fail(f"{where}.{name}", f"'{name}' is required in state {state}")
+    if state == "output-error" and not isinstance(part["errorText"], str):
+        raise fail(f"{where}.errorText", "'errorText' must be a string")
+    if "preliminary" in part and not isinstance(part["preliminary"], bool):
+        raise fail(f"{where}.preliminary", "'preliminary' must be true or false")
+    if "approval" in part:
+        check_approval(state, part["approval"], where)
+
+
+def check_shape(part: Any, where: str) -> None:
+    """The structural pass for one part."""
+    if not isinstance(part, dict):
+        raise fail(where, "a part must be an object")
+    kind = part.get("type")
+    if not isinstance(kind, str):
+        raise fail(f"{where}.type", "a part needs a string 'type'")
+    if kind == "dynamic-tool" or (kind.startswith("tool-") and len(kind) > 5):
+        check_tool_part(part, where)
+    elif kind.startswith("data-") and len(kind) > 5:
+        check_fields(part, DATA_PART, where)
+    elif kind in PARTS:
+        check_fields(part, PARTS[kind], where)
+    else:
+        raise fail(f"{where}.type", "unknown part type")
+
+
+def check_schema(validator: Any, value: Any, where: str, what: str) -> None:
+    if validator is None:
+        return
+    error = next(iter(validator.iter_errors(value)), None)
+    if error is not None:
+        path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+        # Only the schema's complaint, never the offending value.
+        raise fail(f"{where}{path}", f"{what} does not match the tool's schema ({error.validator})")
+
+
+def check_tool_schemas(part: dict[str, Any], where: str, registry: Registry) -> None:
+    if part["type"] == "dynamic-tool":
+        return  # dynamic tools carry no schema (as in the AI SDK)
+    name = part["type"][5:]
+    tool = registry.tool(name)
+    if tool is None:
+        raise fail(f"{where}.type", "unknown tool; add it to the registry or send it as a dynamic-tool part")
+    if tool.retired:
+        raise fail(f"{where}.type", "this tool is retired")
+    state = part["state"]
+    if state in INPUT_CHECKED:
+        check_schema(tool.input_validator, part["input"], f"{where}.input", "input")
+    if state == "output-available":
+        check_schema(tool.output_validator, part["output"], f"{where}.output", "output")
+
+
+def check_message(message: Any, registry: Registry, message_id: str | None = None) -> dict[str, Any]:
+    """The write door's full validation. Returns the message as stored (nothing stripped)."""
+    if not isinstance(message, dict):
+        raise fail("", "a message must be a JSON object")
+    if message_id is not None:
+        if "id" not in message:
+            message = {"id": message_id, **message}
+        elif message["id"] != message_id:
+            raise fail("id", "the message id must match the id in the path")
+    if not isinstance(message.get("id"), str) or not is_uuid(message["id"]):
+        raise fail("id", "'id' must be a UUID")
+    role = message.get("role")
+    if role not in ROLES:
+        raise fail("role", "'role' must be system, user or assistant")
+    parts = message.get("parts")
+    if not isinstance(parts, list):
+        raise fail("parts", "'parts' must be an array")
+    if not parts and role != "assistant":
+        raise fail("parts", "a user or system message needs at least one part")
+    if "metadata" in message:
+        check_schema(registry.metadata_validators.get(role), message["metadata"], "metadata", "metadata")
+    for index, part in enumerate(parts):
+        where = f"parts[{index}]"
+        check_shape(part, where)
+        if tool_name(part) is not None:
+            check_tool_schemas(part, where, registry)
+    return message
+
+
+def readable_part(part: Any, registry: Registry) -> bool:
+    """The read's cheap checks on one stored part: its shape and state, and a tool not retired."""
+    try:
+        check_shape(part, "")
+    except Invalid:
+        return False
+    name = tool_name(part)
+    return name is None or part["type"] == "dynamic-tool" or not registry.retired(name)
+
+
+def readable_metadata(message: dict[str, Any], registry: Registry) -> bool:
+    validator = registry.metadata_validators.get(message.get("role", ""))
+    return "metadata" not in message or validator is None or validator.is_valid(message["metadata"])
+
+
+def is_uuid(value: str) -> bool:
+    try:
+        uuid.UUID(value)
+    except (ValueError, AttributeError, TypeError):
+        return False
+    return len(value) == 36

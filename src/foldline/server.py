@@ -1,0 +1,39 @@
+"""``foldline serve``: open the store, make the local account, print how to call it, run uvicorn."""
+
+from __future__ import annotations
+
+import click
+import uvicorn
+
+from .app import create_app
+from .local import ensure_local
+from .settings import Settings
+from .store import open_store
+from .transcripts import Transcripts
+
+
+def run(settings: Settings, host: str, port: int, watch: bool = False, first_import: bool = True) -> None:
+    transcripts = Transcripts(open_store(settings.db), settings=settings)
+    local = ensure_local(transcripts, settings.db)
+    if first_import:
+        try:
+            from .importers.first_run import import_on_first_run
+        except ImportError:
+            pass
+        else:
+            import_on_first_run(transcripts, local)
+    app = create_app(transcripts)
+    if watch:
+        try:
+            from .importers.watch import attach_watcher
+        except ImportError:
+            pass
+        else:
+            attach_watcher(app, transcripts, local)
+    base = f"http://{host}:{port}"
+    click.echo(f"Foldline on {settings.db}")
+    click.echo(f"  panel  {base}/?token={local.token}")
+    click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
+    click.echo(f"  docs   {base}/api/docs")
+    click.echo(f"  local workspace {local.workspace_id}")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,475 @@
+"""The store: every SQL statement Foldline runs, on SQLAlchemy Core.
+
+One class serves both backends; :mod:`.sqlite` and :mod:`.postgres` only say how to connect,
+how to open a write, and how to insert-or-update. Nothing here knows HTTP.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, update
+
+from .schema import (
+    MIGRATIONS,
+    accounts,
+    conversations,
+    imports,
+    members,
+    messages,
+    metadata,
+    migrations_table,
+    parts,
+    tokens,
+    workspaces,
+)
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    id: str
+    workspace_id: str
+    owner_id: str
+    parent_id: str | None
+    call_id: str | None
+    title: str | None
+    seq: int
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class StoredPart:
+    """A part as the store keeps it: JSON texts, with its cut computed."""
+
+    idx: int
+    tool: str | None
+    body: str
+    cut_body: str | None = None
+    cut_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MessageRow:
+    id: str
+    position: int
+    seq: int
+    head: str
+    parts: list[tuple[int, str, str | None]]  # (idx, part JSON, cutParts entry JSON or None)
+
+
+class Store:
+    """All of Foldline's SQL. Subclasses open connections for one backend."""
+
+    engine: Engine
+    url: str
+
+    # -- connections ---------------------------------------------------------------------
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.begin() as conn:
+            yield conn
+
+    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- schema --------------------------------------------------------------------------
+
+    def migrate(self) -> list[int]:
+        """Apply the migrations this database has not had yet; return their numbers."""
+        applied: list[int] = []
+        with self.write() as conn:
+            self.lock_migrations(conn)
+            metadata.create_all(conn, tables=[migrations_table])
+            done = set(conn.execute(select(migrations_table.c.version)).scalars())
+            for version, name, apply in MIGRATIONS:
+                if version in done:
+                    continue
+                apply(conn)
+                conn.execute(insert(migrations_table).values(version=version, name=name, applied_at=now()))
+                applied.append(version)
+        return applied
+
+    def lock_migrations(self, conn: Connection) -> None:
+        """Keep two processes from migrating at once (the SQLite write lock already does)."""
+
+    # -- accounts and workspaces ---------------------------------------------------------
+
+    def create_account(self, account_id: str, name: str, token_hash: str) -> dict[str, Any]:
+        with self.write() as conn:
+            conn.execute(insert(accounts).values(id=account_id, name=name, created_at=now()))
+            conn.execute(
+                insert(tokens).values(hash=token_hash, account_id=account_id, label="created", created_at=now())
+            )
+        return {"id": account_id, "name": name}
+
+    def add_token(self, account_id: str, token_hash: str, label: str) -> None:
+        with self.write() as conn:
+            conn.execute(insert(tokens).values(hash=token_hash, account_id=account_id, label=label, created_at=now()))
+
+    def account(self, account_id: str) -> dict[str, Any] | None:
+        with self.read() as conn:
+            row = conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id == account_id)).first()
+        return dict(row._mapping) if row else None
+
+    def account_by_token(self, token_hash: str) -> str | None:
+        with self.read() as conn:
+            return conn.execute(select(tokens.c.account_id).where(tokens.c.hash == token_hash)).scalar()
+
+    def accounts_named(self, name: str) -> list[str]:
+        with self.read() as conn:
+            return list(
+                conn.execute(
+                    select(accounts.c.id).where(accounts.c.name == name).order_by(accounts.c.created_at)
+                ).scalars()
+            )
+
+    def count_accounts(self) -> int:
+        with self.read() as conn:
+            return int(conn.execute(select(func.count()).select_from(accounts)).scalar() or 0)
+
+    def create_workspace(self, workspace_id: str, name: str, member_ids: Sequence[str]) -> dict[str, Any]:
+        with self.write() as conn:
+            conn.execute(insert(workspaces).values(id=workspace_id, name=name, created_at=now()))
+            for account_id in dict.fromkeys(member_ids):
+                conn.execute(insert(members).values(workspace_id=workspace_id, account_id=account_id))
+        return {"id": workspace_id, "name": name}
+
+    def add_member(self, workspace_id: str, account_id: str) -> None:
+        with self.write() as conn:
+            self.upsert_in(
+                conn,
+                members,
+                {"workspace_id": workspace_id, "account_id": account_id},
+                ["workspace_id", "account_id"],
+                [],
+            )
+
+    def workspace_exists(self, workspace_id: str) -> bool:
+        with self.read() as conn:
+            return conn.execute(select(workspaces.c.id).where(workspaces.c.id == workspace_id)).first() is not None
+
+    def workspaces_of(self, account_id: str) -> list[dict[str, Any]]:
+        query = (
+            select(workspaces.c.id, workspaces.c.name)
+            .join(members, members.c.workspace_id == workspaces.c.id)
+            .where(members.c.account_id == account_id)
+            .order_by(workspaces.c.created_at)
+        )
+        with self.read() as conn:
+            return [dict(r._mapping) for r in conn.execute(query)]
+
+    def is_member(self, workspace_id: str, account_id: str) -> bool:
+        query = select(members.c.account_id).where(
+            members.c.workspace_id == workspace_id, members.c.account_id == account_id
+        )
+        with self.read() as conn:
+            return conn.execute(query).first() is not None
+
+    # -- conversations -------------------------------------------------------------------
+
+    def create_conversation(
+        self,
+        conversation_id: str,
+        workspace_id: str,
+        owner_id: str,
+        title: str | None,
+        parent_id: str | None = None,
+        call_id: str | None = None,
+    ) -> Conversation:
+        stamp = now()
+        values = {
+            "id": conversation_id,
+            "workspace_id": workspace_id,
+            "owner_id": owner_id,
+            "parent_id": parent_id,
+            "call_id": call_id,
+            "title": title,
+            "seq": 0,
+            "created_at": stamp,
+            "updated_at": stamp,
+        }
+        with self.write() as conn:
+            if parent_id is None:
+                self.upsert_in(conn, conversations, values, ["id"], [])
+            else:
+                self.upsert_in(conn, conversations, values, ["parent_id", "call_id"], [])
+            row = conn.execute(self._conversation_query().where(conversations.c.id == conversation_id)).first()
+            if row is None:  # a subagent made by a concurrent writer under another id
+                row = conn.execute(
+                    self._conversation_query().where(
+                        conversations.c.parent_id == parent_id, conversations.c.call_id == call_id
+                    )
+                ).one()
+        return Conversation(**row._mapping)
+
+    def set_title(self, conversation_id: str, title: str) -> None:
+        with self.write() as conn:
+            conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(title=title))
+
+    @staticmethod
+    def _conversation_query() -> Any:
+        return select(*conversations.c)
+
+    def conversation(self, conversation_id: str) -> Conversation | None:
+        with self.read() as conn:
+            row = conn.execute(self._conversation_query().where(conversations.c.id == conversation_id)).first()
+        return Conversation(**row._mapping) if row else None
+
+    def visible_conversation(self, account_id: str, agent_id: str, call_id: str | None) -> Conversation | None:
+        """The agent (or its subagent for ``call_id``) if ``account_id`` is a member of its workspace."""
+        query = self._conversation_query().join(
+            members,
+            and_(members.c.workspace_id == conversations.c.workspace_id, members.c.account_id == account_id),
+        )
+        if call_id is None:
+            query = query.where(conversations.c.id == agent_id, conversations.c.parent_id.is_(None))
+        else:
+            query = query.where(conversations.c.parent_id == agent_id, conversations.c.call_id == call_id)
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        return Conversation(**row._mapping) if row else None
+
+    def agents(self, workspace_id: str) -> list[Conversation]:
+        query = (
+            self._conversation_query()
+            .where(conversations.c.workspace_id == workspace_id, conversations.c.parent_id.is_(None))
+            .order_by(conversations.c.updated_at.desc(), conversations.c.id)
+        )
+        with self.read() as conn:
+            return [Conversation(**r._mapping) for r in conn.execute(query)]
+
+    def subagent_calls(self, agent_id: str) -> list[str]:
+        query = (
+            select(conversations.c.call_id)
+            .where(conversations.c.parent_id == agent_id)
+            .order_by(conversations.c.created_at, conversations.c.call_id)
+        )
+        with self.read() as conn:
+            return [str(c) for c in conn.execute(query).scalars()]
+
+    # -- messages ------------------------------------------------------------------------
+
+    def put_message(
+        self, conv: Conversation, message_id: str, role: str, head: str, stored: Sequence[StoredPart]
+    ) -> tuple[int, bool]:
+        """Create or replace one message and its parts in one transaction.
+
+        Returns the write's seq and whether the message is new.
+        """
+        stamp = now()
+        with self.write() as conn:
+            seq = conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conv.id)
+                .values(seq=conversations.c.seq + 1, updated_at=stamp)
+                .returning(conversations.c.seq)
+            ).scalar_one()
+            if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
+                conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
+            old = conn.execute(
+                select(messages.c.position).where(messages.c.conversation_id == conv.id, messages.c.id == message_id)
+            ).scalar()
+            position = seq if old is None else old
+            values = {
+                "conversation_id": conv.id,
+                "id": message_id,
+                "owner_id": conv.owner_id,
+                "position": position,
+                "seq": seq,
+                "role": role,
+                "head": head,
+                "created_at": stamp,
+                "updated_at": stamp,
+            }
+            self.upsert_in(conn, messages, values, ["conversation_id", "id"], ["seq", "role", "head", "updated_at"])
+            conn.execute(delete(parts).where(parts.c.conversation_id == conv.id, parts.c.message_id == message_id))
+            if stored:
+                conn.execute(
+                    insert(parts),
+                    [
+                        {
+                            "conversation_id": conv.id,
+                            "message_id": message_id,
+                            "idx": p.idx,
+                            "position": position,
+                            "seq": seq,
+                            "tool": p.tool,
+                            "body": p.body,
+                            "cut_body": p.cut_body,
+                            "cut_ref": p.cut_ref,
+                        }
+                        for p in stored
+                    ],
+                )
+        return int(seq), old is None
+
+    def page(
+        self, conv: Conversation, *, cut: bool, limit: int | None, before: int | None
+    ) -> tuple[list[MessageRow], bool]:
+        """Newest ``limit`` messages before position ``before``, oldest first; and whether older ones exist.
+
+        Two indexed queries whatever the page holds: the messages, then their parts. With
+        ``cut`` a part's body is read only where no cut was stored for it.
+        """
+        query = select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head).where(
+            messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id
+        )
+        if before is not None:
+            query = query.where(messages.c.position < before)
+        query = query.order_by(messages.c.position.desc())
+        if limit is not None:
+            query = query.limit(limit + 1)
+        with self.read() as conn:
+            rows = conn.execute(query).all()
+            more = limit is not None and len(rows) > limit
+            rows = rows[:limit] if limit is not None else rows
+            rows.reverse()
+            if not rows:
+                return [], False
+            part_rows = conn.execute(
+                self._parts_query(conv, cut)
+                .where(parts.c.position >= rows[0].position, parts.c.position <= rows[-1].position)
+                .order_by(parts.c.position, parts.c.idx)
+            ).all()
+        return self._assemble(rows, part_rows, key="position"), more
+
+    def changes(self, conv: Conversation, since: int) -> list[MessageRow]:
+        """The messages written after ``since`` (a seq), in cut form, in the order they were written."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
+                .where(
+                    messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since
+                )
+                .order_by(messages.c.seq)
+            ).all()
+            if not rows:
+                return []
+            part_rows = conn.execute(
+                self._parts_query(conv, True).where(parts.c.seq > since).order_by(parts.c.seq, parts.c.idx)
+            ).all()
+        return self._assemble(rows, part_rows, key="seq")
+
+    @staticmethod
+    def _parts_query(conv: Conversation, cut: bool) -> Any:
+        body = func.coalesce(parts.c.cut_body, parts.c.body) if cut else parts.c.body
+        ref = parts.c.cut_ref if cut else None
+        columns = [parts.c.position, parts.c.seq, parts.c.idx, body.label("body")]
+        if ref is not None:
+            columns.append(ref.label("ref"))
+        return select(*columns).where(parts.c.conversation_id == conv.id)
+
+    @staticmethod
+    def _assemble(rows: Sequence[Any], part_rows: Sequence[Any], key: str) -> list[MessageRow]:
+        by_key: dict[int, MessageRow] = {}
+        out = []
+        for r in rows:
+            row = MessageRow(r.id, r.position, r.seq, r.head, [])
+            by_key[getattr(r, key)] = row
+            out.append(row)
+        for p in part_rows:
+            row = by_key.get(getattr(p, key))
+            if row is not None:
+                row.parts.append((p.idx, p.body, getattr(p, "ref", None)))
+        return out
+
+    def message(self, conv: Conversation, message_id: str) -> MessageRow | None:
+        """One whole message, read by id under the conversation's owner."""
+        with self.read() as conn:
+            row = conn.execute(
+                select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head).where(
+                    messages.c.conversation_id == conv.id,
+                    messages.c.owner_id == conv.owner_id,
+                    messages.c.id == message_id,
+                )
+            ).first()
+            if row is None:
+                return None
+            part_rows = conn.execute(
+                self._parts_query(conv, False).where(parts.c.message_id == message_id).order_by(parts.c.idx)
+            ).all()
+        return self._assemble([row], part_rows, key="position")[0]
+
+    def last_message_id(self, conv: Conversation, role: str) -> str | None:
+        query = (
+            select(messages.c.id)
+            .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
+            .order_by(messages.c.position.desc())
+            .limit(1)
+        )
+        with self.read() as conn:
+            row = conn.execute(query.add_columns(messages.c.role)).first()
+        return row.id if row is not None and row.role == role else None
+
+    def part(self, conv: Conversation, message_id: str, index: int) -> tuple[str, str | None] | None:
+        """One whole part (its JSON and tool), read by message id under the conversation's owner."""
+        query = (
+            select(parts.c.body, parts.c.tool)
+            .join(
+                messages,
+                and_(messages.c.conversation_id == parts.c.conversation_id, messages.c.id == parts.c.message_id),
+            )
+            .where(
+                parts.c.conversation_id == conv.id,
+                parts.c.message_id == message_id,
+                parts.c.idx == index,
+                messages.c.owner_id == conv.owner_id,
+            )
+        )
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        return (row.body, row.tool) if row else None
+
+    def counts(self, conversation_ids: Sequence[str]) -> dict[str, int]:
+        """Messages and parts stored under these conversations (for import summaries)."""
+        if not conversation_ids:
+            return {"messages": 0, "parts": 0}
+        with self.read() as conn:
+            m = conn.execute(
+                select(func.count()).select_from(messages).where(messages.c.conversation_id.in_(conversation_ids))
+            ).scalar()
+            p = conn.execute(
+                select(func.count()).select_from(parts).where(parts.c.conversation_id.in_(conversation_ids))
+            ).scalar()
+        return {"messages": int(m or 0), "parts": int(p or 0)}
+
+    # -- import bookkeeping --------------------------------------------------------------
+
+    def import_state(self, source: str) -> str | None:
+        with self.read() as conn:
+            return conn.execute(select(imports.c.state).where(imports.c.source == source)).scalar()
+
+    def set_import_state(self, source: str, state: str) -> None:
+        with self.write() as conn:
+            self.upsert_in(
+                conn,
+                imports,
+                {"source": source, "state": state, "done": True, "updated_at": now()},
+                ["source"],
+                ["state", "done", "updated_at"],
+            )
+
+    # -- dialect hooks -------------------------------------------------------------------
+
+    def upsert_in(
+        self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]
+    ) -> None:
+        conn.execute(self.upsert(table, values, keys, update_cols))

@@ -1,0 +1,141 @@
+"""Tables and numbered migrations, the same on SQLite and PostgreSQL.
+
+Each migration runs once, in order, in its own transaction, and is recorded in the
+``foldline_migrations`` ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+ID = 36  # a UUID as text
+
+migrations_table = Table(
+    "foldline_migrations",
+    metadata,
+    Column("version", Integer, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("applied_at", Text, nullable=False),
+)
+
+accounts = Table(
+    "accounts",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("hash", String(64), primary_key=True),
+    Column("account_id", String(ID), nullable=False, index=True),
+    Column("label", Text, nullable=False, default=""),
+    Column("created_at", Text, nullable=False),
+)
+
+workspaces = Table(
+    "workspaces",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+)
+
+members = Table(
+    "members",
+    metadata,
+    Column("workspace_id", String(ID), primary_key=True),
+    Column("account_id", String(ID), primary_key=True),
+    Index("members_by_account", "account_id", "workspace_id"),
+)
+
+# An agent, or a subagent (parent_id and call_id set). `seq` counts its writes: each message
+# write takes the next value, which orders new messages and feeds the live event stream.
+conversations = Table(
+    "conversations",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("workspace_id", String(ID), nullable=False),
+    Column("owner_id", String(ID), nullable=False),
+    Column("parent_id", String(ID)),
+    Column("call_id", Text),
+    Column("title", Text),
+    Column("seq", Integer, nullable=False, default=0),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    UniqueConstraint("parent_id", "call_id", name="subagent_by_call"),
+    Index("agents_by_workspace", "workspace_id", "updated_at"),
+)
+
+# One row per message: everything but the parts (`head`), in JSON.
+messages = Table(
+    "messages",
+    metadata,
+    Column("conversation_id", String(ID), primary_key=True),
+    Column("id", String(ID), primary_key=True),
+    Column("owner_id", String(ID), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("head", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    Index("messages_by_position", "conversation_id", "position"),
+    Index("messages_by_seq", "conversation_id", "seq"),
+)
+
+# One row per part. `body` is the whole part; `cut_body` the part without its big field and
+# `cut_ref` its `cutParts` entry, both computed at write time so a page never reads `body`.
+parts = Table(
+    "parts",
+    metadata,
+    Column("conversation_id", String(ID), primary_key=True),
+    Column("message_id", String(ID), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("tool", Text),
+    Column("body", Text, nullable=False),
+    Column("cut_body", Text),
+    Column("cut_ref", Text),
+    Index("parts_by_position", "conversation_id", "position", "idx"),
+    Index("parts_by_seq", "conversation_id", "seq"),
+)
+
+# Import bookkeeping: how far each source file has been read.
+imports = Table(
+    "imports",
+    metadata,
+    Column("source", Text, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("done", Boolean, nullable=False, default=False),
+    Column("updated_at", Text, nullable=False),
+)
+
+V1_TABLES = [accounts, tokens, workspaces, members, conversations, messages, parts, imports]
+
+
+def create_v1(conn: Connection) -> None:
+    metadata.create_all(conn, tables=V1_TABLES)
+
+
+MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
+    (1, "accounts, workspaces, conversations, messages, parts", create_v1),
+]

@@ -1,0 +1,49 @@
+"""SQLite: the embedded default. One file, WAL, one writer at a time (``BEGIN IMMEDIATE``)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from sqlalchemy import Connection, create_engine, event
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from .base import Store
+
+
+class SQLiteStore(Store):
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        self._writer = threading.Lock()
+        event.listen(self.engine, "connect", _on_connect)
+        event.listen(self.engine, "begin", _on_begin)
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        # One writer per process at a time; BEGIN IMMEDIATE (and busy_timeout) between processes.
+        with self._writer, self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
+            yield conn
+
+    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
+        stmt = sqlite_insert(table).values(**values)
+        if not update_cols:
+            return stmt.on_conflict_do_nothing(index_elements=list(keys))
+        return stmt.on_conflict_do_update(index_elements=list(keys), set_={c: stmt.excluded[c] for c in update_cols})
+
+
+def _on_connect(dbapi_conn: Any, record: Any) -> None:
+    # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
+    dbapi_conn.isolation_level = None
+    cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.close()
+
+
+def _on_begin(conn: Connection) -> None:
+    write = conn.get_execution_options().get("foldline_write", False)
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,260 @@
+"""What Foldline does, above the store and below HTTP: accounts, agents, the write door, reads.
+
+Routes, the CLI and the importers all call :class:`Transcripts`; none of them sees SQL.
+Access is checked here: a read needs membership of the agent's workspace, a write needs the
+owner, and every other case is the same :class:`~foldline.errors.NotFound`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from .cut import candidate, cut_text, tool_name
+from .errors import BadRequest, Forbidden, Invalid, NotFound, Unauthorized
+from .message import check_message, is_uuid, readable_metadata, readable_part
+from .registry import Registry
+from .settings import Settings
+from .store import Conversation, MessageRow, Store, StoredPart
+
+TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
+OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
+
+Json = dict[str, Any]
+
+
+def new_token() -> str:
+    return "fl_" + secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()
+
+
+def conversation_json(conv: Conversation) -> Json:
+    return {
+        "id": conv.id,
+        "workspace_id": conv.workspace_id,
+        "owner_id": conv.owner_id,
+        "title": conv.title,
+        "created_at": conv.created_at,
+        "updated_at": conv.updated_at,
+    }
+
+
+class Transcripts:
+    def __init__(self, store: Store, registry: Registry | None = None, settings: Settings | None = None):
+        self.store = store
+        self.listeners: list[Callable[[str], None]] = []  # told the conversation id after each write
+        self.settings = settings or Settings()
+        self.registry = registry or Registry.load(self.settings.registry)
+
+    # -- accounts ------------------------------------------------------------------------
+
+    def authenticate(self, token: str | None) -> str:
+        account = self.store.account_by_token(hash_token(token)) if token else None
+        if account is None:
+            raise Unauthorized()
+        return account
+
+    def create_account(self, name: str) -> Json:
+        token = new_token()
+        account = self.store.create_account(str(uuid.uuid4()), name, hash_token(token))
+        return {**account, "token": token}
+
+    def create_workspace(self, name: str, member_ids: list[str]) -> Json:
+        for account_id in member_ids:
+            self._known_account(account_id)
+        return self.store.create_workspace(str(uuid.uuid4()), name, member_ids)
+
+    def add_member(self, workspace_id: str, account_id: str) -> None:
+        self._known_account(account_id)
+        if not is_uuid(workspace_id) or not self.store.workspace_exists(workspace_id):
+            raise NotFound()
+        self.store.add_member(workspace_id, account_id)
+
+    def _known_account(self, account_id: str) -> None:
+        if not is_uuid(account_id) or self.store.account(account_id) is None:
+            raise NotFound()
+
+    def me(self, account_id: str) -> Json:
+        account = self.store.account(account_id) or {"id": account_id, "name": ""}
+        return {**account, "workspaces": self.store.workspaces_of(account_id)}
+
+    # -- agents --------------------------------------------------------------------------
+
+    def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
+        if not isinstance(workspace_id, str):
+            raise Invalid("'workspace_id' must be a string", where="workspace_id")
+        if title is not None and not isinstance(title, str):
+            raise Invalid("'title' must be a string", where="title")
+        if not is_uuid(workspace_id) or not self.store.is_member(workspace_id, account):
+            raise NotFound()
+        conv = self.store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
+        return {**conversation_json(conv), "subagents": []}
+
+    def list_agents(self, account: str, workspace_id: str | None) -> Json:
+        if workspace_id is None:
+            raise BadRequest("workspace_id is required", where="workspace_id")
+        if not is_uuid(workspace_id) or not self.store.is_member(workspace_id, account):
+            raise NotFound()
+        return {"agents": [conversation_json(c) for c in self.store.agents(workspace_id)]}
+
+    def agent(self, account: str, agent_id: str) -> Json:
+        conv = self.conversation(account, agent_id)
+        return {**conversation_json(conv), "subagents": self.store.subagent_calls(conv.id)}
+
+    def conversation(self, account: str, agent_id: str, call: str | None = None) -> Conversation:
+        """The conversation ``account`` may read, or the one not-found."""
+        if not is_uuid(agent_id) or (call is not None and not call):
+            raise NotFound()
+        conv = self.store.visible_conversation(account, agent_id, call)
+        if conv is None:
+            raise NotFound()
+        return conv
+
+    # -- the write door ------------------------------------------------------------------
+
+    def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
+        if not is_uuid(message_id):
+            raise NotFound()
+        conv = self._writable_by(account, agent_id, call)
+        message = check_message(body, self.registry, message_id)
+        return self._store(conv, message)
+
+    def _writable_by(self, account: str, agent_id: str, call: str | None) -> Conversation:
+        parent = self.conversation(account, agent_id)
+        if parent.owner_id != account:
+            raise Forbidden("only the agent's owner may write to it")
+        if call is None:
+            return parent
+        if not call or len(call) > 512:
+            raise NotFound()
+        conv = self.store.visible_conversation(account, agent_id, call)
+        if conv is None:
+            conv = self.store.create_conversation(
+                str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
+            )
+        return conv
+
+    def _store(self, conv: Conversation, message: Json) -> Json:
+        head = {k: v for k, v in message.items() if k != "parts"}
+        stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
+        seq, created = self.store.put_message(conv, message["id"], message["role"], orjson.dumps(head).decode(), stored)
+        for listener in self.listeners:
+            listener(conv.id)
+        return {"id": message["id"], "seq": seq, "created": created}
+
+    def _stored_part(self, index: int, part: Json) -> StoredPart:
+        body = orjson.dumps(part).decode()
+        name = tool_name(part)
+        if part.get("type") != "reasoning" and (name is None or not self.registry.drawn_as_text(name)):
+            return StoredPart(index, name, body)
+        found = candidate(part)
+        cut = cut_text(*found, bound=self.settings.bound) if found else None
+        if cut is None:
+            return StoredPart(index, name, body)
+        rest = {k: v for k, v in part.items() if k != cut.field}
+        ref = {"index": index, "field": cut.field, "bytes": cut.bytes, "head": cut.head, "tail": cut.tail}
+        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode())
+
+    def end_turn(self, account: str, agent_id: str, call: str | None = None) -> Json:
+        """Give every open tool part of the last assistant message an unknown outcome."""
+        conv = self._writable_by(account, agent_id, call)
+        message_id = self.store.last_message_id(conv, "assistant")
+        row = self.store.message(conv, message_id) if message_id else None
+        if row is None:
+            return {"message": None, "ended": []}
+        message = self._whole(row)
+        ended = []
+        for index, part in enumerate(message["parts"]):
+            if tool_name(part) is not None and part.get("state") in OPEN_STATES:
+                ended.append(index)
+                part["state"] = "output-error"
+                part["errorText"] = TURN_ENDED
+                if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
+                    part.pop("approval", None)
+        if ended:  # valid by construction: inputs kept, each open tool given an outcome
+            self._store(conv, message)
+        return {"message": message["id"], "ended": ended}
+
+    # -- reads ---------------------------------------------------------------------------
+
+    def messages(
+        self,
+        account: str,
+        agent_id: str,
+        *,
+        call: str | None = None,
+        cut: bool = False,
+        limit: int | None = None,
+        before: str | None = None,
+    ) -> Json:
+        conv = self.conversation(account, agent_id, call)
+        rows, more = self.store.page(conv, cut=cut, limit=limit, before=parse_cursor(before))
+        out = [self._readable(row) for row in rows]
+        cursor = str(rows[0].position) if more and rows else None
+        # `seq`: follow the events from here (GET …/events?since=seq) to miss nothing.
+        return {"messages": out, "next": cursor, "seq": conv.seq}
+
+    def changes(self, conv: Conversation, since: int) -> list[tuple[int, Json]]:
+        """Messages written after ``since``, cut, each with the seq that wrote it."""
+        return [(row.seq, self._readable(row)) for row in self.store.changes(conv, since)]
+
+    def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
+        conv = self.conversation(account, agent_id, call)
+        if not is_uuid(message_id) or not index.isdigit() or len(index) > 9:
+            raise NotFound()
+        found = self.store.part(conv, message_id, int(index))
+        if found is None:
+            raise NotFound()
+        part = orjson.loads(found[0])
+        if not readable_part(part, self.registry):
+            raise NotFound()
+        return part
+
+    def _whole(self, row: MessageRow) -> Json:
+        message: Json = orjson.loads(row.head)
+        message["parts"] = [orjson.loads(body) for _, body, _ in row.parts]
+        return message
+
+    def _readable(self, row: MessageRow) -> Json:
+        """A stored message after the read's cheap checks, in the form it was read (cut or whole)."""
+        message: Json = orjson.loads(row.head)
+        if not readable_metadata(message, self.registry):
+            message.pop("metadata", None)
+        sent, cut_parts, skipped = [], [], []
+        for index, body, ref in row.parts:
+            part = orjson.loads(body)
+            cut = orjson.loads(ref) if ref else None
+            if not self._part_ok(part, cut):
+                skipped.append(index)
+                continue
+            sent.append(part)
+            if cut is not None:
+                cut_parts.append(cut)
+        message["parts"] = sent
+        if cut_parts:
+            message["cutParts"] = cut_parts
+        if skipped:
+            message["skippedParts"] = skipped
+        return message
+
+    def _part_ok(self, part: Any, cut: Json | None) -> bool:
+        if cut is None or not isinstance(part, dict):
+            return readable_part(part, self.registry)
+        # A cut part lacks its field; check its shape as if the field were there.
+        return readable_part({**part, cut["field"]: ""}, self.registry)
+
+
+def parse_cursor(before: str | None) -> int | None:
+    if before is None:
+        return None
+    if not before.isdigit() or len(before) > 18:
+        raise BadRequest("'before' must be a cursor from a previous page's 'next'", where="before")
+    return int(before)

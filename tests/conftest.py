@@ -1,0 +1,139 @@
+"""Fixtures: a real SQLite file and a real PostgreSQL database, the real app over real HTTP.
+
+PostgreSQL is found at ``FOLDLINE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``);
+each run makes a fresh database there and drops it afterwards.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import psycopg
+import pytest
+import uvicorn
+
+from foldline import Client
+from foldline.app import create_app
+from foldline.settings import Settings
+from foldline.store import Store, open_store
+from foldline.transcripts import Transcripts
+
+PG_ADMIN = os.environ.get("FOLDLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
+BACKENDS = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    name = f"foldline_test_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL is needed at {PG_ADMIN} (set FOLDLINE_TEST_PG): {exc}")
+    admin.execute(f'CREATE DATABASE "{name}"')
+    base = PG_ADMIN.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.close()
+
+
+def make_url(backend: str, tmp: Path, request: pytest.FixtureRequest) -> str:
+    if backend == "sqlite":
+        return str(tmp / "foldline.db")
+    url: str = request.getfixturevalue("pg_url")
+    return url
+
+
+@pytest.fixture(scope="session", params=BACKENDS)
+def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    return make_url(request.param, tmp_path_factory.mktemp(request.param), request)
+
+
+@pytest.fixture(scope="session")
+def settings(db_url: str) -> Settings:
+    return Settings(db=db_url, max_body=8 * 1024 * 1024, poll_seconds=0.2)
+
+
+@pytest.fixture(scope="session")
+def store(db_url: str) -> Iterator[Store]:
+    s = open_store(db_url)
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="session")
+def transcripts(store: Store, settings: Settings) -> Transcripts:
+    return Transcripts(store, settings=settings)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+class ServerThread:
+    """A real uvicorn server in a thread, as a user would run it."""
+
+    def __init__(self, transcripts: Transcripts) -> None:
+        self.port = free_port()
+        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ServerThread:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@pytest.fixture(scope="session")
+def server(transcripts: Transcripts) -> Iterator[ServerThread]:
+    with ServerThread(transcripts) as running:
+        yield running
+
+
+@dataclass
+class World:
+    """Two accounts: ``alice`` owns a workspace and an agent in it; ``bob`` is in neither."""
+
+    url: str
+    alice: Client
+    bob: Client
+    alice_id: str
+    bob_id: str
+    alice_token: str
+    bob_token: str
+    workspace: str
+    agent: str
+
+
+@pytest.fixture
+def world(server: ServerThread, transcripts: Transcripts) -> Iterator[World]:
+    alice = transcripts.create_account("alice")
+    bob = transcripts.create_account("bob")
+    workspace = transcripts.create_workspace("team", [alice["id"]])
+    with Client(server.url, alice["token"]) as a, Client(server.url, bob["token"]) as b:
+        agent = a.create_agent(workspace["id"], title="fix the build")
+        yield World(server.url, a, b, alice["id"], bob["id"], alice["token"], bob["token"], workspace["id"], agent["id"])
