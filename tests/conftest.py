@@ -136,4 +136,5 @@ def world(server: ServerThread, transcripts: Transcripts) -> Iterator[World]:
     workspace = transcripts.create_workspace("team", [alice["id"]])
     with Client(server.url, alice["token"]) as a, Client(server.url, bob["token"]) as b:
         agent = a.create_agent(workspace["id"], title="fix the build")
-        yield World(server.url, a, b, alice["id"], bob["id"], alice["token"], bob["token"], workspace["id"], agent["id"])
+        ids = (alice["id"], bob["id"], alice["token"], bob["token"], workspace["id"], agent["id"])
+        yield World(server.url, a, b, *ids)

@@ -12,7 +12,7 @@ Unknown keys are kept: validation looks, it never rewrites.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .cut import tool_name
@@ -46,7 +46,7 @@ def is_text_state(v: Any) -> bool:
     return v in TEXT_STATES
 
 
-PARTS: dict[str, dict[str, tuple[bool, Check]]] = {
+PARTS: dict[str, Mapping[str, tuple[bool, Check]]] = {
     "text": {"text": (True, is_str), "state": (False, is_text_state), "providerMetadata": (False, is_obj)},
     "reasoning": {
         "text": (True, is_str),
@@ -79,7 +79,7 @@ PARTS: dict[str, dict[str, tuple[bool, Check]]] = {
     "step-start": {},
 }
 
-DATA_PART = {"id": (False, is_str), "data": (True, any_value)}
+DATA_PART: Mapping[str, tuple[bool, Check]] = {"id": (False, is_str), "data": (True, any_value)}
 
 TOOL_COMMON: dict[str, tuple[bool, Check]] = {
     "toolCallId": (True, is_str),
@@ -110,7 +110,7 @@ def fail(where: str, message: str) -> Invalid:
     return Invalid(message, where=where)
 
 
-def check_fields(part: dict[str, Any], spec: dict[str, tuple[bool, Check]], where: str) -> None:
+def check_fields(part: dict[str, Any], spec: Mapping[str, tuple[bool, Check]], where: str) -> None:
     for name, (required, check) in spec.items():
         if name not in part:
             if required:
@@ -153,7 +153,7 @@ def check_tool_part(part: dict[str, Any], where: str) -> None:
     if "preliminary" in part and not isinstance(part["preliminary"], bool):
         raise fail(f"{where}.preliminary", "'preliminary' must be true or false")
     if "approval" in part:
-        check_approval(state, part["approval"], where)
+        check_approval(str(state), part["approval"], where)
 
 
 def check_shape(part: Any, where: str) -> None:
@@ -225,7 +225,8 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
         check_shape(part, where)
         if tool_name(part) is not None:
             check_tool_schemas(part, where, registry)
-    return message
+    checked: dict[str, Any] = message
+    return checked
 
 
 def readable_part(part: Any, registry: Registry) -> bool:

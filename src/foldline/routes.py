@@ -74,7 +74,7 @@ async def body(request: Request) -> Any:
     """The request's JSON, read once within the size limit and decoded once."""
     limit = transcripts(request).settings.max_body
     length = request.headers.get("content-length", "")
-    if length.isdigit() and int(length) > limit:
+    if length.isascii() and length.isdigit() and int(length) > limit:
         raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
     chunks, size = [], 0
     async for chunk in request.stream():
@@ -98,7 +98,7 @@ def page_args(parts: str | None, limit: str | None) -> tuple[bool, int | None]:
         raise BadRequest("'parts' is 'cut' or 'whole'", where="parts")
     if limit is None:
         return parts == "cut", None
-    if not limit.isdigit() or not 1 <= int(limit) <= 1000:
+    if not (limit.isascii() and limit.isdigit() and len(limit) <= 9) or not 1 <= int(limit) <= 1000:
         raise BadRequest("'limit' is a whole number from 1 to 1000", where="limit")
     return parts == "cut", int(limit)
 
@@ -148,7 +148,7 @@ def _events(
 ) -> Response:
     conv = t.conversation(who, agent, call)
     start = last_event_id or since or "0"
-    if not start.isdigit() or len(start) > 18:
+    if not (start.isascii() and start.isdigit()) or len(start) > 18:
         raise BadRequest("'since' (or Last-Event-ID) is a seq from an earlier read", where="since")
     hub: events.Hub = request.app.state.hub
     body = events.stream(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import click
 import uvicorn
 
@@ -13,6 +15,7 @@ from .transcripts import Transcripts
 
 
 def run(settings: Settings, host: str, port: int, watch: bool = False, first_import: bool = True) -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     transcripts = Transcripts(open_store(settings.db), settings=settings)
     local = ensure_local(transcripts, settings.db)
     if first_import:

@@ -96,7 +96,9 @@ class Transcripts:
         if not is_uuid(workspace_id) or not self.store.is_member(workspace_id, account):
             raise NotFound()
         conv = self.store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
-        return {**conversation_json(conv), "subagents": []}
+        if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
+            raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
+        return {**conversation_json(conv), "subagents": self.store.subagent_calls(conv.id)}
 
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
         if workspace_id is None:
@@ -208,13 +210,13 @@ class Transcripts:
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
         conv = self.conversation(account, agent_id, call)
-        if not is_uuid(message_id) or not index.isdigit() or len(index) > 9:
+        if not is_uuid(message_id) or not (index.isascii() and index.isdigit()) or len(index) > 9:
             raise NotFound()
         found = self.store.part(conv, message_id, int(index))
         if found is None:
             raise NotFound()
-        part = orjson.loads(found[0])
-        if not readable_part(part, self.registry):
+        part = decoded(found[0])
+        if not isinstance(part, dict) or not readable_part(part, self.registry):
             raise NotFound()
         return part
 
@@ -230,13 +232,13 @@ class Transcripts:
             message.pop("metadata", None)
         sent, cut_parts, skipped = [], [], []
         for index, body, ref in row.parts:
-            part = orjson.loads(body)
-            cut = orjson.loads(ref) if ref else None
-            if not self._part_ok(part, cut):
+            part = decoded(body)
+            cut = decoded(ref) if ref else None
+            if not self._part_ok(part, cut if isinstance(cut, dict) else None):
                 skipped.append(index)
                 continue
             sent.append(part)
-            if cut is not None:
+            if isinstance(cut, dict):
                 cut_parts.append(cut)
         message["parts"] = sent
         if cut_parts:
@@ -252,9 +254,17 @@ class Transcripts:
         return readable_part({**part, cut["field"]: ""}, self.registry)
 
 
+def decoded(text: str) -> Any:
+    """A stored JSON text, or ``None`` when the row is not JSON (the read then drops it)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def parse_cursor(before: str | None) -> int | None:
     if before is None:
         return None
-    if not before.isdigit() or len(before) > 18:
+    if not (before.isascii() and before.isdigit()) or len(before) > 18:
         raise BadRequest("'before' must be a cursor from a previous page's 'next'", where="before")
     return int(before)

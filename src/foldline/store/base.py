@@ -127,7 +127,7 @@ class Store:
     def account(self, account_id: str) -> dict[str, Any] | None:
         with self.read() as conn:
             row = conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id == account_id)).first()
-        return dict(row._mapping) if row else None
+        return {"id": row.id, "name": row.name} if row else None
 
     def account_by_token(self, token_hash: str) -> str | None:
         with self.read() as conn:
@@ -174,7 +174,7 @@ class Store:
             .order_by(workspaces.c.created_at)
         )
         with self.read() as conn:
-            return [dict(r._mapping) for r in conn.execute(query)]
+            return [{"id": r.id, "name": r.name} for r in conn.execute(query)]
 
     def is_member(self, workspace_id: str, account_id: str) -> bool:
         query = select(members.c.account_id).where(
@@ -218,7 +218,7 @@ class Store:
                         conversations.c.parent_id == parent_id, conversations.c.call_id == call_id
                     )
                 ).one()
-        return Conversation(**row._mapping)
+        return Conversation(**row._asdict())
 
     def set_title(self, conversation_id: str, title: str) -> None:
         with self.write() as conn:
@@ -231,7 +231,7 @@ class Store:
     def conversation(self, conversation_id: str) -> Conversation | None:
         with self.read() as conn:
             row = conn.execute(self._conversation_query().where(conversations.c.id == conversation_id)).first()
-        return Conversation(**row._mapping) if row else None
+        return Conversation(**row._asdict()) if row else None
 
     def visible_conversation(self, account_id: str, agent_id: str, call_id: str | None) -> Conversation | None:
         """The agent (or its subagent for ``call_id``) if ``account_id`` is a member of its workspace."""
@@ -245,7 +245,7 @@ class Store:
             query = query.where(conversations.c.parent_id == agent_id, conversations.c.call_id == call_id)
         with self.read() as conn:
             row = conn.execute(query).first()
-        return Conversation(**row._mapping) if row else None
+        return Conversation(**row._asdict()) if row else None
 
     def agents(self, workspace_id: str) -> list[Conversation]:
         query = (
@@ -254,7 +254,7 @@ class Store:
             .order_by(conversations.c.updated_at.desc(), conversations.c.id)
         )
         with self.read() as conn:
-            return [Conversation(**r._mapping) for r in conn.execute(query)]
+            return [Conversation(**r._asdict()) for r in conn.execute(query)]
 
     def subagent_calls(self, agent_id: str) -> list[str]:
         query = (
@@ -338,9 +338,9 @@ class Store:
         if limit is not None:
             query = query.limit(limit + 1)
         with self.read() as conn:
-            rows = conn.execute(query).all()
-            more = limit is not None and len(rows) > limit
-            rows = rows[:limit] if limit is not None else rows
+            found = conn.execute(query).all()
+            more = limit is not None and len(found) > limit
+            rows = list(found[:limit] if limit is not None else found)
             rows.reverse()
             if not rows:
                 return [], False
@@ -386,9 +386,9 @@ class Store:
             by_key[getattr(r, key)] = row
             out.append(row)
         for p in part_rows:
-            row = by_key.get(getattr(p, key))
-            if row is not None:
-                row.parts.append((p.idx, p.body, getattr(p, "ref", None)))
+            owner = by_key.get(getattr(p, key))
+            if owner is not None:
+                owner.parts.append((p.idx, p.body, getattr(p, "ref", None)))
         return out
 
     def message(self, conv: Conversation, message_id: str) -> MessageRow | None:
