@@ -1,0 +1,66 @@
+"""`foldline serve` as a user runs it: a fresh folder, one command, a URL and a token that work."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import free_port
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+    port = free_port()
+    env = {**os.environ, "HOME": str(tmp_path / "home"), "FOLDLINE_DB": ""}
+    command = [sys.executable, "-m", "foldline.cli", "serve", "--port", str(port), "--no-import"]
+    proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    assert proc.stdout is not None
+    try:
+        lines = []
+        for line in proc.stdout:
+            lines.append(line)
+            if "docs" in line:
+                break
+        printed = "".join(lines)
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", printed)
+        assert found, printed
+        base, token = found.groups()
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                httpx.get(base + "/api/openapi.json", timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield base, token, tmp_path
+    finally:
+        proc.terminate()
+        proc.wait(10)
+        proc.stdout.close()
+
+
+def test_serve_makes_a_local_account_and_prints_a_working_token(served: tuple[str, str, Path]) -> None:
+    base, token, folder = served
+    me = httpx.get(base + "/api/me", headers={"Authorization": f"Bearer {token}"}).json()
+    assert me["name"] == "local"
+    assert [w["name"] for w in me["workspaces"]] == ["local"]
+    assert (folder / "foldline.db").exists()
+    token_file = folder / "foldline.db.token"
+    assert token_file.read_text().strip() == token
+    assert token_file.stat().st_mode & 0o077 == 0, "the token file must be readable by its owner only"
+
+
+def test_serve_without_a_token_is_401(served: tuple[str, str, Path]) -> None:
+    base, _, _ = served
+    response = httpx.get(base + "/api/me")
+    assert response.status_code == 401
+    assert response.json() == {"error": {"code": "unauthorized", "message": "a valid bearer token is required"}}
