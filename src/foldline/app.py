@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import orjson
@@ -53,7 +55,17 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
 
 
 def create_app(transcripts: Transcripts) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        stop = transcripts.store.listen(hub.notify)  # other processes' writes wake followers too
+        try:
+            yield
+        finally:
+            stop()
+
+    hub = Hub()
     app = FastAPI(
+        lifespan=lifespan,
         title="Foldline",
         version=__version__,
         summary="Transcripts of coding agents: pages weigh kilobytes, big parts travel by reference.",
@@ -61,7 +73,6 @@ def create_app(transcripts: Transcripts) -> FastAPI:
         docs_url="/api/docs",
         redoc_url=None,
     )
-    hub = Hub()
     transcripts.listeners.append(hub.notify)
     app.state.transcripts = transcripts
     app.state.hub = hub

@@ -59,10 +59,12 @@ async def stream(
     poll_seconds: float,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow."""
-    yield b"retry: 2000\n\n"
-    quiet = 0.0
+    quiet, opened = 0.0, False
     while not await disconnected():
         batch = await run_in_threadpool(changes, since)
+        if not opened:  # sent after the first look, so a client that sees it misses nothing later
+            opened = True
+            yield b"retry: 2000\n\n"
         for seq, message in batch:
             since = seq
             yield frame(seq, message)

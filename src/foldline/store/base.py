@@ -6,7 +6,7 @@ how to open a write, and how to insert-or-update. Nothing here knows HTTP.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -86,6 +86,16 @@ class Store:
 
     def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
         raise NotImplementedError
+
+    def announce(self, conn: Connection, conversation_id: str) -> None:
+        """Tell other processes, when this write commits, that the conversation changed."""
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function.
+
+        A backend without cross-process notices returns at once: followers then rely on polling.
+        """
+        return lambda: None
 
     def close(self) -> None:
         self.engine.dispose()
@@ -319,6 +329,7 @@ class Store:
                         for p in stored
                     ],
                 )
+            self.announce(conn, conv.id)
         return int(seq), old is None
 
     def page(
