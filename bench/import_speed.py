@@ -1,0 +1,126 @@
+"""Import speed: Foldline importing the real test transcripts, against claude-code-log making HTML of them.
+
+Run: ``.venv/bin/python bench/import_speed.py``. Both tools run as subprocesses in this run, on a
+fresh copy of ``tests/data/transcripts``; time is wall-clock, peak memory is the child's max RSS.
+Then the first transcript page of the largest session (``parts=cut``, ``limit=50``, as the API
+sends it) is weighed against claude-code-log's HTML of the same session.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+from rich.console import Console
+from rich.table import Table
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "transcripts"
+BIN = Path(sys.executable).parent
+LARGEST = Path("claude-code") / "codemie-ai__codemie-code" / "session-624a4a58.jsonl"
+LARGEST_ID = "624a4a58-b34c-462d-a70d-13421c8125a8"  # its sessionId
+
+
+def run(args: list[str], cwd: Path) -> tuple[float, int, bytes]:
+    """Seconds, peak RSS in bytes, and stdout of one child process."""
+    start = time.perf_counter()
+    child = subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = child.stdout.read() if child.stdout else b""
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode != 0:
+        raise SystemExit(f"{args[0]} failed ({child.returncode})")
+    return time.perf_counter() - start, usage.ru_maxrss * 1024, out
+
+
+def jsonl_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
+
+
+def session_dirs(folder: Path) -> list[Path]:
+    """Folders holding Claude Code session files (claude-code-log converts one folder a run)."""
+    return sorted({p.parent for p in folder.rglob("*.jsonl") if p.parent.name != "subagents"})
+
+
+def foldline(work: Path, target: Path, db: str) -> tuple[float, int]:
+    seconds, peak, out = run([str(BIN / "foldline"), "import", "--json", "--db", db, str(target)], work)
+    assert not orjson.loads(out)["skipped"]
+    return seconds, peak
+
+
+def claude_code_log(work: Path) -> tuple[float, int]:
+    seconds, peak = 0.0, 0
+    for folder in session_dirs(work / "claude-code"):
+        s, p, _ = run([str(BIN / "claude-code-log"), str(folder), "--no-cache"], work)
+        seconds, peak = seconds + s, max(peak, p)
+    return seconds, peak
+
+
+def first_page(db: str) -> tuple[int, int, int]:
+    """Bytes of the first page (newest 50 messages, cut) of the largest session, as the API encodes it;
+    of the whole transcript cut; and how many messages it holds."""
+    from foldline.importers.writer import agent_id
+    from foldline.local import ensure_local
+    from foldline.settings import Settings
+    from foldline.store import open_store
+    from foldline.transcripts import Transcripts
+
+    t = Transcripts(open_store(db), settings=Settings(db=db))
+    local = ensure_local(t, db)
+    agent = agent_id(local.workspace_id, f"claude-code:{LARGEST_ID}")
+    page = t.messages(local.account_id, agent, cut=True, limit=50)
+    whole = t.messages(local.account_id, agent, cut=True)
+    t.store.close()
+    return len(orjson.dumps(page)), len(orjson.dumps(whole)), len(whole["messages"])
+
+
+def html_size(work: Path) -> int:
+    session = work / "largest"
+    session.mkdir()
+    shutil.copy(DATA / LARGEST, session)
+    out = session / "out.html"
+    run([str(BIN / "claude-code-log"), str(session / LARGEST.name), "-o", str(out), "--no-cache"], work)
+    return out.stat().st_size
+
+
+def main() -> None:
+    console = Console()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        shutil.copytree(DATA, work / "data")
+        claude_mb = jsonl_bytes(work / "data" / "claude-code") / 1e6
+        all_mb = jsonl_bytes(work / "data") / 1e6
+        ours_claude = foldline(work, work / "data" / "claude-code", str(work / "claude.db"))
+        ours_all = foldline(work, work / "data", str(work / "all.db"))
+        theirs = claude_code_log(work / "data")
+        table = Table(title="Importing the test transcripts (wall clock, one process start included)")
+        for col in ("tool", "files", "MB", "seconds", "MB/s", "peak RSS MB"):
+            table.add_column(col, justify="right" if col not in ("tool", "files") else "left")
+        rows = [
+            ("foldline import → SQLite", "Claude Code", claude_mb, *ours_claude),
+            ("claude-code-log → HTML", "Claude Code", claude_mb, *theirs),
+            ("foldline import → SQLite", "Claude Code + Codex", all_mb, *ours_all),
+        ]
+        for tool, files, mb, seconds, peak in rows:
+            table.add_row(tool, files, f"{mb:.1f}", f"{seconds:.2f}", f"{mb / seconds:.1f}", f"{peak / 1e6:.0f}")
+        console.print(table)
+        (page, whole, count), html = first_page(str(work / "claude.db")), html_size(work)
+        size = (DATA / LARGEST).stat().st_size / 1e6
+        weights = Table(title=f"First view of the largest session ({LARGEST.name}, {size:.2f} MB)")
+        for col in ("what", "bytes", "vs HTML"):
+            weights.add_column(col, justify="left" if col == "what" else "right")
+        weights.add_row("claude-code-log HTML", f"{html:,}", "1×")
+        weights.add_row("Foldline first page (parts=cut, limit=50)", f"{page:,}", f"{html / page:.1f}× lighter")
+        label = f"Foldline whole transcript (parts=cut, {count} messages)"
+        weights.add_row(label, f"{whole:,}", f"{html / whole:.1f}×")
+        console.print(weights)
+
+
+if __name__ == "__main__":
+    main()

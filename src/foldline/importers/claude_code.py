@@ -1,0 +1,290 @@
+"""Claude Code sessions (``~/.claude/projects/<project>/<session>.jsonl``) as Foldline messages.
+
+Assistant lines are merged by ``message.id``; each ``tool_use`` is paired with its
+``tool_result`` (which arrives on a later user line) into one tool part. Thinking becomes
+``reasoning`` (a signature alone is dropped); images become ``file`` parts. Subagents of all
+three generations become subagent conversations under the Task/Agent call that started them:
+sidechain lines in the main file (linked by their prompt), ``agent-*.jsonl`` beside the session
+and ``<session>/subagents/agent-*.jsonl`` (linked by the result's ``agentId``). Lines replayed
+after a resume are read once (by ``uuid``). A compaction summary is kept, marked in metadata.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..registry import Registry
+from .claude_results import agent_link, image_block, result_output, tool_metadata, whole_output
+from .jsonl import read_lines
+from .session import Conversation, Json, Session, set_output, settle_conversation, short_title, tool_part
+
+SPAWNERS = ("Task", "Agent")
+
+
+@dataclass
+class Builder:
+    """Turns the lines of one conversation into messages."""
+
+    registry: Registry
+    conv: Conversation
+    result_dirs: list[Path]
+    calls: dict[str, Json] = field(default_factory=dict)  # tool_use id -> its part
+    agent_calls: dict[str, str] = field(default_factory=dict)  # subagent id -> call that started it
+    first_prompt: str | None = None
+    first_command: str | None = None  # a slash command, the title only when nothing else is typed
+    where: Json = field(default_factory=dict)
+
+    @property
+    def title(self) -> str | None:
+        return self.first_prompt or self.first_command
+
+    def context(self, d: Json, meta: Json) -> Json:
+        """Where the session ran (cwd, branch, version), on the messages where it changed."""
+        here = {key: d[key] for key in ("cwd", "gitBranch", "version") if isinstance(d.get(key), str) and d[key]}
+        changed = {key: value for key, value in here.items() if self.where.get(key) != value}
+        self.where.update(here)
+        return {**meta, **changed}
+
+    def line(self, d: Json) -> None:
+        kind = d.get("type")
+        if kind == "assistant":
+            self.assistant(d)
+        elif kind == "user":
+            self.user(d)
+        elif kind == "system":
+            self.system(d)
+
+    def assistant(self, d: Json) -> None:
+        body = d.get("message")
+        if not isinstance(body, dict):
+            return
+        key = "a:" + str(body.get("id") or d.get("uuid"))
+        meta = self.context(d, envelope(d, "assistant"))
+        if isinstance(body.get("model"), str):
+            meta["model"] = body["model"]
+        message, _ = self.conv.message(key, "assistant", meta)
+        content = body.get("content")
+        for block in content if isinstance(content, list) else [content]:
+            self.assistant_block(message, block)
+
+    def assistant_block(self, message: Json, block: Any) -> None:
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        if not isinstance(block, dict):
+            return
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+            message["parts"].append({"type": "text", "text": block["text"], "state": "done"})
+        elif kind == "thinking" and isinstance(block.get("thinking"), str) and block["thinking"].strip():
+            message["parts"].append({"type": "reasoning", "text": block["thinking"], "state": "done"})
+        elif kind == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in self.calls:
+            part = tool_part(self.registry, str(block.get("name") or "unknown"), block["id"], block.get("input"))
+            self.calls[block["id"]] = part
+            message["parts"].append(part)
+
+    def user(self, d: Json) -> None:
+        body = d.get("message")
+        content = body.get("content") if isinstance(body, dict) else None
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if not isinstance(blocks, list):
+            return
+        results = [b for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        for block in results:
+            self.result(block, d.get("toolUseResult") if len(results) == 1 else None)
+        parts = [p for p in (user_part(b) for b in blocks) if p is not None]
+        if not parts:
+            return
+        meta = self.context(d, envelope(d, "user"))
+        for flag, name in (("isMeta", "isMeta"), ("isCompactSummary", "compactSummary")):
+            if d.get(flag):
+                meta[name] = True
+        message, _ = self.conv.message("u:" + str(d.get("uuid")), "user", meta)
+        message["parts"].extend(parts)
+        if self.first_prompt is None and not d.get("isMeta") and not d.get("isCompactSummary"):
+            title = prompt_title(parts)
+            if title and title.startswith("/"):
+                self.first_command = self.first_command or title
+            else:
+                self.first_prompt = title
+
+    def result(self, block: Json, extra: Any) -> None:
+        call_id = block.get("tool_use_id")
+        part = self.calls.get(call_id) if isinstance(call_id, str) else None
+        if part is None or call_id is None:
+            return
+        output = whole_output(result_output(block.get("content")), call_id, extra, self.result_dirs)
+        set_output(part, output, error=bool(block.get("is_error")))
+        facts = tool_metadata(extra)
+        if facts:
+            part["toolMetadata"] = {"claudeCode": facts}
+        if part.get("toolName", part["type"][5:]) in SPAWNERS:
+            agent = agent_link(block.get("content"), extra)
+            if agent:
+                self.agent_calls[agent] = call_id
+
+    def system(self, d: Json) -> None:
+        text = d.get("content")
+        if not isinstance(text, str) or not text.strip():
+            return
+        meta = envelope(d, "system")
+        for key in ("subtype", "level", "compactMetadata"):
+            if d.get(key) is not None:
+                meta[key] = d[key]
+        message, _ = self.conv.message("s:" + str(d.get("uuid")), "system", meta)
+        message["parts"].append({"type": "text", "text": text, "state": "done"})
+
+
+def envelope(d: Json, kind: str) -> Json:
+    meta: Json = {"source": "claude-code", "lineType": kind}
+    for key in ("timestamp", "uuid"):
+        if isinstance(d.get(key), str) and d[key]:
+            meta[key] = d[key]
+    return meta
+
+
+def user_part(block: Any) -> Json | None:
+    if not isinstance(block, dict):
+        return None
+    kind = block.get("type")
+    if kind == "text" and isinstance(block.get("text"), str) and block["text"]:
+        return {"type": "text", "text": block["text"], "state": "done"}
+    if kind == "image":
+        image = image_block(block)
+        if image:
+            url = f"data:{image['mediaType']};base64,{image['data']}"
+            return {"type": "file", "mediaType": image["mediaType"], "url": url}
+    return None
+
+
+def prompt_title(parts: list[Json]) -> str | None:
+    for part in parts:
+        text = part.get("text")
+        if not isinstance(text, str):
+            continue
+        if "<command-name>" in text:
+            return short_title(text.split("<command-name>", 1)[1].split("</command-name>", 1)[0])
+        if not text.lstrip().startswith(("<", "Caveat:", "[Request interrupted")):
+            return short_title(text)
+    return None
+
+
+def result_dirs(main: Path) -> list[Path]:
+    return [main.with_suffix("") / "tool-results"]
+
+
+def parse_session(main: Path, agents: list[Path], session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
+    """A main session file and its agent files, parsed whole."""
+    builder = Builder(registry, Conversation(namespace), result_dirs(main))
+    chains: dict[str, Builder] = {}  # first-generation subagents: root uuid -> builder
+    root_of: dict[str, str] = {}
+    seen: set[str] = set()
+    titles: dict[str, str] = {}
+    for d in read_lines(main):
+        line_uuid = d.get("uuid")
+        if isinstance(line_uuid, str):
+            if line_uuid in seen:
+                continue  # replayed after a resume
+            seen.add(line_uuid)
+        note_title(d, titles)
+        if d.get("isSidechain") and isinstance(line_uuid, str):
+            sidechain(d, line_uuid, builder, chains, root_of)
+        else:
+            builder.line(d)
+    session = Session(str(main), "claude-code", session_id, builder.conv, files=[str(main)])
+    builder.conv.title = titles.get("ai") or titles.get("summary") or builder.title
+    link_chains(session, builder, chains)
+    for path in agents:
+        add_agent_file(session, builder, path, registry)
+    settle_all(session, registry)
+    return session
+
+
+def note_title(d: Json, titles: dict[str, str]) -> None:
+    if d.get("type") == "ai-title" and isinstance(d.get("aiTitle"), str):
+        titles["ai"] = d["aiTitle"]
+    elif d.get("type") == "summary" and isinstance(d.get("summary"), str):
+        titles["summary"] = d["summary"]
+
+
+def sidechain(d: Json, line_uuid: str, main: Builder, chains: dict[str, Builder], root_of: dict[str, str]) -> None:
+    parent = d.get("parentUuid")
+    root = root_of.get(parent, line_uuid) if isinstance(parent, str) else line_uuid
+    root_of[line_uuid] = root
+    if root not in chains:
+        chains[root] = Builder(main.registry, Conversation(uuid.uuid5(main.conv.namespace, root)), main.result_dirs)
+    chains[root].line(d)
+
+
+def link_chains(session: Session, main: Builder, chains: dict[str, Builder]) -> None:
+    """First-generation subagents: a chain belongs to the Task call whose prompt it starts with."""
+    prompts: dict[str, str] = {}
+    for call_id, part in main.calls.items():
+        prompt = part.get("input", {}).get("prompt")
+        if part.get("toolName", part["type"][5:]) in SPAWNERS and isinstance(prompt, str):
+            prompts.setdefault(prompt.strip(), call_id)
+    for root, chain in chains.items():
+        first = chain.conv.messages[0]["parts"] if chain.conv.messages else []
+        text = next((p["text"] for p in first if p.get("type") == "text"), "")
+        call = prompts.pop(text.strip(), None) or f"sidechain-{root}"
+        chain.conv.title = chain.title
+        session.subagents[call] = chain.conv
+
+
+def add_agent_file(session: Session, main: Builder, path: Path, registry: Registry) -> None:
+    """A second- or third-generation subagent file, under the call that started it."""
+    agent_id = path.stem.removeprefix("agent-")
+    chain = Builder(registry, Conversation(uuid.uuid5(main.conv.namespace, "agent:" + agent_id)), result_dirs_of(path))
+    seen: set[str] = set()
+    for d in read_lines(path):
+        if isinstance(d.get("uuid"), str):
+            if d["uuid"] in seen:
+                continue
+            seen.add(d["uuid"])
+        agent_id = str(d.get("agentId") or agent_id)
+        chain.line(d)
+    call = main.agent_calls.get(agent_id) or f"agent-{agent_id}"
+    chain.conv.title = meta_description(path) or chain.title
+    session.subagents[call] = chain.conv
+    session.files.append(str(path))
+
+
+def result_dirs_of(agent_file: Path) -> list[Path]:
+    if agent_file.parent.name == "subagents":
+        return [agent_file.parent.parent / "tool-results"]
+    return []
+
+
+def meta_description(agent_file: Path) -> str | None:
+    try:
+        meta = orjson.loads(agent_file.with_suffix(".meta.json").read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    text = meta.get("description") if isinstance(meta, dict) else None
+    return short_title(text) if isinstance(text, str) else None
+
+
+def parse_orphan(path: Path, session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
+    """An agent file whose session is not on disk: an agent of its own."""
+    builder = Builder(registry, Conversation(namespace), result_dirs_of(path))
+    seen: set[str] = set()
+    for d in read_lines(path):
+        if isinstance(d.get("uuid"), str):
+            if d["uuid"] in seen:
+                continue
+            seen.add(d["uuid"])
+        builder.line(d)
+    builder.conv.title = meta_description(path) or builder.title
+    session = Session(str(path), "claude-code", session_id, builder.conv, files=[str(path)])
+    settle_all(session, registry)
+    return session
+
+
+def settle_all(session: Session, registry: Registry) -> None:
+    settle_conversation(session.main, registry)
+    for conv in session.subagents.values():
+        settle_conversation(conv, registry)

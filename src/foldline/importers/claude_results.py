@@ -1,0 +1,127 @@
+"""Claude Code tool results: the text the model saw, made whole, and the extras worth keeping.
+
+A ``tool_result`` block holds what the model saw; the line's ``toolUseResult`` holds the
+structured result the CLI drew. The output kept is the model's text (a list of blocks when
+it held images or tool references), with a ``<persisted-output>`` preview replaced by the
+whole output from ``tool-results/<id>.txt`` or from ``toolUseResult``. Small scalar facts of
+``toolUseResult`` (agentId, status, exit codes, urls) go to ``toolMetadata``; what repeats the
+input or the output (Edit's strings and patch, Read's file) and whole files are not copied.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+Json = dict[str, Any]
+PERSISTED = "<persisted-output>"
+AGENT_ID = re.compile(r"agentId: ([0-9a-f]+)")
+SCALAR_MAX = 300
+KEPT_OBJECTS = ("usage", "toolStats")
+# Fields that repeat the call's input or the output the model saw (or a whole file): not copied.
+REPEATS = {
+    "oldString",
+    "newString",
+    "content",
+    "stdout",
+    "stderr",
+    "prompt",
+    "originalFile",
+    "structuredPatch",
+    "originalFileContents",
+    "file",
+    "result",
+    "results",
+    "filenames",
+    "edits",
+    "oldTodos",
+    "newTodos",
+}
+
+
+def block_text(block: Any) -> str | None:
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+        return str(block["text"])
+    return None
+
+
+def image_block(block: Json) -> Json | None:
+    source = block.get("source")
+    if not isinstance(source, dict) or not isinstance(source.get("data"), str):
+        return None
+    media = source.get("media_type") if isinstance(source.get("media_type"), str) else "image/png"
+    return {"type": "media", "mediaType": media, "data": source["data"]}
+
+
+def result_output(content: Any) -> Any:
+    """The model's view of a result: a string, or AI SDK content items when it held more than text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return str(content)
+    texts = [block_text(b) for b in content]
+    if all(t is not None for t in texts):
+        return "\n".join(t for t in texts if t is not None)
+    items: list[Json] = []
+    for block, text in zip(content, texts, strict=True):
+        if text is not None:
+            items.append({"type": "text", "text": text})
+        elif isinstance(block, dict) and block.get("type") == "image" and image_block(block):
+            items.append(image_block(block) or {})
+        elif isinstance(block, dict):
+            items.append(block)
+    return items
+
+
+def whole_output(output: Any, call_id: str, extra: Any, result_dirs: list[Path]) -> Any:
+    """Replace a persisted-output preview by the whole output, when it can be found."""
+    if not isinstance(output, str) or not output.lstrip().startswith(PERSISTED):
+        return output
+    for folder in result_dirs:
+        saved = folder / f"{call_id}.txt"
+        try:
+            return saved.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    if isinstance(extra, dict):
+        stdout, stderr = extra.get("stdout"), extra.get("stderr")
+        if isinstance(stdout, str) and stdout:
+            return stdout + ("\n" + stderr if isinstance(stderr, str) and stderr else "")
+        file = extra.get("file")
+        if isinstance(file, dict) and isinstance(file.get("content"), str):
+            return file["content"]
+        if isinstance(extra.get("content"), str):
+            return extra["content"]
+    return output
+
+
+def tool_metadata(extra: Any) -> Json | None:
+    """The small facts of a ``toolUseResult`` worth keeping beside the output."""
+    if not isinstance(extra, dict):
+        return None
+    kept: Json = {}
+    for key, value in extra.items():
+        if key in REPEATS:
+            continue
+        if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) <= SCALAR_MAX):
+            kept[key] = value
+        elif key in KEPT_OBJECTS and isinstance(value, dict | list):
+            kept[key] = value
+    return kept or None
+
+
+def agent_link(content: Any, extra: Any) -> str | None:
+    """The id of the subagent a Task/Agent call started, from its result."""
+    if isinstance(extra, dict) and isinstance(extra.get("agentId"), str):
+        return str(extra["agentId"])
+    text = result_output(content)
+    if isinstance(text, str):
+        found = AGENT_ID.search(text)
+        if found:
+            return found.group(1)
+    return None

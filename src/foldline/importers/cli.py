@@ -1,0 +1,71 @@
+"""``foldline import PATH...``: import Claude Code and Codex sessions, with a progress bar."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import click
+import orjson
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+from ..local import ensure_local
+from ..settings import Settings, default_db
+from ..store import open_store
+from ..transcripts import Transcripts
+from . import import_paths
+from .importer import Progress as Told
+from .summary import Summary
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[Told | None]:
+    """A rich progress bar on stderr, told bytes done; nothing when stderr is not a terminal."""
+    console = Console(stderr=True)
+    if not enabled or not console.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def told(done: int, total: int, path: str) -> None:
+            name = path.rsplit("/", 1)[-1][:40]
+            bar.update(task, completed=done, total=total, description=f"importing {name}")
+
+        yield told
+
+
+def report(summary: Summary, as_json: bool) -> None:
+    if as_json:
+        click.echo(orjson.dumps(summary.to_json()).decode())
+        return
+    click.echo(summary.line())
+    for path, reason in summary.skipped:
+        click.echo(f"  skipped {path}: {reason}")
+
+
+@click.command("import")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--db", default=default_db, show_default="$FOLDLINE_DB or foldline.db", help="A SQLite file or URL.")
+@click.option("--workspace", "workspace_id", help="Workspace id (default: the local workspace).")
+@click.option("--account", "account_id", help="Account id that owns the agents (default: the local account).")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--watch", is_flag=True, help="Keep following the paths and import new lines as they appear.")
+def import_command(
+    paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
+) -> None:
+    """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    transcripts = Transcripts(open_store(db), settings=Settings(db=db))
+    if account_id is None or workspace_id is None:
+        local = ensure_local(transcripts, db)
+        account_id = account_id or local.account_id
+        workspace_id = workspace_id or local.workspace_id
+    with progress_bar(not as_json) as told:
+        summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
+    report(summary, as_json)
+    if watch:
+        from .watch import follow
+
+        follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))

@@ -1,0 +1,275 @@
+"""Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``) as Foldline messages.
+
+``response_item`` lines are the conversation. The ``event_msg`` duplicates are used only where
+they add something: ``user_message`` tells real prompts from injected context (AGENTS.md,
+environment), ``exec_command_end`` gives an exit code. Calls (``function_call``,
+``custom_tool_call``, ``local_shell_call``) are paired with their outputs by ``call_id``; MCP
+calls are ``dynamic-tool`` parts named ``mcp__server__tool``. Reasoning summaries become
+``reasoning`` (encrypted content is never shown). A model response is one assistant message:
+a new one starts when the model speaks again after a tool output.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..registry import Registry
+from .jsonl import read_lines
+from .session import Conversation, Json, Session, set_output, settle_conversation, short_title, tool_part
+
+INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>")
+IDE_REQUEST = "## My request for Codex:"
+CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output")
+
+
+@dataclass
+class Rollout:
+    registry: Registry
+    conv: Conversation
+    prompts: set[str]
+    spoken: set[str]  # user texts present as response items (the rest exist only as events)
+    calls: dict[str, Json] = field(default_factory=dict)
+    current: Json | None = None  # the assistant message being built
+    answered: bool = False  # a tool output arrived since the current message began
+    context: Json = field(default_factory=dict)  # model and cwd, from turn_context
+    first_prompt: str | None = None
+    parent: str | None = None
+    line_no: int = 0
+
+    def meta(self, d: Json, kind: str) -> Json:
+        meta: Json = {"source": "codex", "lineType": kind, **self.context}
+        if isinstance(d.get("timestamp"), str):
+            meta["timestamp"] = d["timestamp"]
+        return meta
+
+    def line(self, d: Json) -> None:
+        kind, payload = d.get("type"), d.get("payload")
+        if kind is None or not isinstance(payload, dict):  # mid-2025: bare items
+            kind, payload = "response_item", d
+        if kind == "session_meta":
+            self.session_meta(payload)
+        elif kind == "turn_context":
+            self.context.update({k: payload[k] for k in ("model", "cwd") if isinstance(payload.get(k), str)})
+        elif kind == "response_item":
+            self.item(d, payload)
+        elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"]:
+            self.note(d, payload["message"], "compacted", {"compaction": True})
+        elif kind == "event_msg" and payload.get("type") == "exec_command_end":
+            self.exit_code(payload)
+        elif kind == "event_msg" and payload.get("type") == "user_message":
+            self.event_prompt(d, payload)
+
+    def session_meta(self, payload: Json) -> None:
+        source = payload.get("source")
+        spawn = source.get("subagent", {}) if isinstance(source, dict) else {}
+        thread = spawn.get("thread_spawn") if isinstance(spawn, dict) else None
+        if self.parent is None and isinstance(thread, dict) and isinstance(thread.get("parent_thread_id"), str):
+            self.parent = thread["parent_thread_id"]
+        for key in ("cwd", "cli_version", "originator"):
+            if isinstance(payload.get(key), str) and key not in self.context:
+                self.context[key] = payload[key]
+
+    def item(self, d: Json, p: Json) -> None:
+        kind = p.get("type")
+        if kind == "message":
+            self.message_item(d, p)
+        elif kind == "reasoning":
+            for text in reasoning_texts(p):
+                self.assistant(d)["parts"].append({"type": "reasoning", "text": text, "state": "done"})
+        elif kind in CALLS:
+            self.call(d, p)
+        elif kind in OUTPUTS:
+            self.output(p)
+
+    def assistant(self, d: Json) -> Json:
+        if self.current is None or self.answered:
+            self.current, _ = self.conv.message(f"a:{self.line_no}", "assistant", self.meta(d, "response_item"))
+            self.answered = False
+        return self.current
+
+    def message_item(self, d: Json, p: Json) -> None:
+        role = p.get("role")
+        parts = content_parts(p.get("content"))
+        if not parts:
+            return
+        if role == "assistant":
+            self.assistant(d)["parts"].extend(parts)
+            return
+        self.current = None
+        meta = self.meta(d, "response_item")
+        text = "\n".join(part.get("text", "") for part in parts).strip()
+        real = role == "user" and self.is_prompt(text)
+        if role == "developer" or not real:
+            meta["injected"] = True
+            meta["role"] = role
+        message, _ = self.conv.message(f"m:{self.line_no}", "system" if role == "developer" else "user", meta)
+        message["parts"].extend(parts)
+        if real and self.first_prompt is None:
+            self.first_prompt = prompt_title(text)
+
+    def event_prompt(self, d: Json, p: Json) -> None:
+        """A prompt that Codex logged only as an event (the desktop app does): shown from the event."""
+        text = p.get("message")
+        if not isinstance(text, str) or not text.strip() or covered(text.strip(), self.spoken):
+            return
+        self.current = None
+        message, _ = self.conv.message(f"m:{self.line_no}", "user", self.meta(d, "event_msg"))
+        message["parts"].append({"type": "text", "text": text, "state": "done"})
+        for url in p.get("images") or []:
+            if isinstance(url, str) and url.startswith("data:"):
+                message["parts"].append({"type": "file", "mediaType": url[5:].split(";", 1)[0], "url": url})
+        if self.first_prompt is None:
+            self.first_prompt = prompt_title(text)
+
+    def is_prompt(self, text: str) -> bool:
+        if self.prompts:
+            return covered(text, self.prompts)
+        return not text.startswith(INJECTED)
+
+    def call(self, d: Json, p: Json) -> None:
+        kind = p.get("type")
+        call_id = str(p.get("call_id") or p.get("id") or f"line-{self.line_no}")
+        if kind == "web_search_call":
+            part = tool_part(self.registry, "web_search", call_id, p.get("action") or {})
+            set_output(part, {"status": p.get("status")})
+        else:
+            name, args = call_name(p), call_input(p)
+            part = tool_part(self.registry, name, call_id, args)
+        self.calls[call_id] = part
+        self.assistant(d)["parts"].append(part)
+
+    def output(self, p: Json) -> None:
+        part = self.calls.get(str(p.get("call_id")))
+        if part is None:
+            return
+        output, facts = split_output(p.get("output"))
+        set_output(part, output)
+        if facts:
+            part.setdefault("toolMetadata", {}).setdefault("codex", {}).update(facts)
+        self.answered = True
+
+    def exit_code(self, p: Json) -> None:
+        part = self.calls.get(str(p.get("call_id")))
+        if part is not None and isinstance(p.get("exit_code"), int):
+            part.setdefault("toolMetadata", {}).setdefault("codex", {})["exit_code"] = p["exit_code"]
+
+    def note(self, d: Json, text: str, kind: str, extra: Json) -> None:
+        self.current = None
+        message, _ = self.conv.message(f"n:{self.line_no}", "system", {**self.meta(d, kind), **extra})
+        message["parts"].append({"type": "text", "text": text, "state": "done"})
+
+
+def call_name(p: Json) -> str:
+    name = str(p.get("name") or ("local_shell" if p.get("type") == "local_shell_call" else "unknown"))
+    namespace = p.get("namespace")
+    if isinstance(namespace, str) and namespace:
+        return namespace + name if namespace.endswith("__") else f"{namespace}__{name}"
+    return name
+
+
+def call_input(p: Json) -> Any:
+    if p.get("type") == "local_shell_call":
+        return p.get("action") or {}
+    if p.get("type") == "custom_tool_call":
+        return {"input": p.get("input")}
+    raw = p.get("arguments")
+    if isinstance(raw, str):
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return {"arguments": raw}
+        return parsed if isinstance(parsed, dict) else {"arguments": parsed}
+    return raw if isinstance(raw, dict) else {}
+
+
+def split_output(raw: Any) -> tuple[Any, Json | None]:
+    """The text the model saw, and the metadata Codex wrapped around it (exit code, duration)."""
+    if isinstance(raw, list):
+        texts = [i.get("text") for i in raw if isinstance(i, dict)]
+        if all(isinstance(t, str) for t in texts) and len(texts) == len(raw):
+            return "\n".join(str(t) for t in texts), None
+        return raw, None
+    if not isinstance(raw, str):
+        return raw if raw is not None else "", None
+    if raw.startswith('{"output"'):
+        try:
+            parsed = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return raw, None
+        if isinstance(parsed, dict) and isinstance(parsed.get("output"), str):
+            meta = parsed.get("metadata")
+            return parsed["output"], meta if isinstance(meta, dict) else None
+    return raw, None
+
+
+def reasoning_texts(p: Json) -> list[str]:
+    """The readable reasoning of an item: its summaries (and content, when given); never the encrypted part."""
+    texts = []
+    for key in ("summary", "content"):
+        items = p.get(key)
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, dict) and isinstance(item.get("text"), str) and item["text"].strip():
+                texts.append(item["text"])
+    return texts
+
+
+def content_parts(content: Any) -> list[Json]:
+    parts: list[Json] = []
+    for item in content if isinstance(content, list) else []:
+        if not isinstance(item, dict):
+            continue
+        text = item.get("text")
+        if item.get("type") in ("input_text", "output_text", "text") and isinstance(text, str) and text:
+            parts.append({"type": "text", "text": text, "state": "done"})
+        elif item.get("type") == "input_image" and isinstance(item.get("image_url"), str):
+            url = item["image_url"]
+            media = url[5:].split(";", 1)[0] if url.startswith("data:") else "image/*"
+            parts.append({"type": "file", "mediaType": media, "url": url})
+    return parts
+
+
+def prompt_title(text: str) -> str | None:
+    if IDE_REQUEST in text:
+        text = text.split(IDE_REQUEST, 1)[1]
+    return short_title(text)
+
+
+def covered(text: str, texts: set[str]) -> bool:
+    return text in texts or any(t and (t in text or text in t) for t in texts)
+
+
+def user_texts(path: Path) -> tuple[set[str], set[str]]:
+    """The prompts the user typed (events) and the user texts the response items hold."""
+    prompts, spoken = set(), set()
+    for d in read_lines(path):
+        p = d.get("payload")
+        if not isinstance(p, dict):
+            continue
+        if d.get("type") == "event_msg" and p.get("type") == "user_message":
+            if isinstance(p.get("message"), str) and p["message"].strip():
+                prompts.add(p["message"].strip())
+        elif p.get("type") == "message" and p.get("role") == "user":
+            text = "\n".join(part.get("text", "") for part in content_parts(p.get("content"))).strip()
+            if text:
+                spoken.add(text)
+    return prompts, spoken
+
+
+def parse_rollout(path: Path, session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
+    """One rollout file, parsed whole."""
+    rollout = Rollout(registry, Conversation(namespace), *user_texts(path))
+    for number, d in enumerate(read_lines(path)):
+        rollout.line_no = number
+        rollout.line(d)
+    rollout.conv.title = rollout.first_prompt
+    settle_conversation(rollout.conv, registry)
+    session = Session(str(path), "codex", session_id, rollout.conv, files=[str(path)])
+    if rollout.parent:
+        session.parent = (rollout.parent, f"thread-{session_id}")
+    return session

@@ -1,0 +1,104 @@
+"""``import_paths``: find the sessions under some paths and write what is new of each."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..errors import FoldlineError, NotFound
+from ..message import is_uuid
+from ..transcripts import Transcripts
+from . import claude_code, codex
+from .detect import Group, find_groups
+from .session import Session
+from .summary import Summary
+from .writer import Writer, agent_id, fingerprint, group_key, load_state, save_state
+
+# Told (bytes done, bytes in all, the file at hand) as the import goes.
+Progress = Callable[[int, int, str], None]
+
+
+def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
+    registry = transcripts.registry
+    if group.format == "codex":
+        return codex.parse_rollout(group.main, group.session_id, registry, namespace)
+    if group.orphan:
+        return claude_code.parse_orphan(group.main, group.session_id, registry, namespace)
+    return claude_code.parse_session(group.main, group.agents, group.session_id, registry, namespace)
+
+
+def import_group(writer: Writer, group: Group) -> Summary:
+    """One session: parsed whole first, then written; skipped with a reason if it cannot be."""
+    t = writer.t
+    agent = agent_id(writer.workspace, group_key(group))
+    source = f"{writer.workspace}:{group.main}"
+    try:
+        files = fingerprint(group)
+        state = load_state(t, source)
+        if state.get("files") == files and t.store.conversation(agent) is not None:
+            return Summary(unchanged=1)
+        session = parse(group, t, uuid.UUID(agent))
+    except OSError as exc:
+        return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
+    except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
+        return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
+    found = state.get("hashes")
+    hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
+    parent = session.parent and parent_agent(writer, session.parent[0])
+    try:
+        if parent and session.parent:
+            done = writer.write_under(session, parent, session.parent[1], hashes)
+        else:
+            done = writer.write(session, agent, hashes)
+    except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
+        return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
+    save_state(t, source, files, hashes)
+    return done
+
+
+def parent_agent(writer: Writer, parent_session: str) -> str | None:
+    """The agent of a Codex parent thread, if it was imported into this workspace."""
+    found = agent_id(writer.workspace, f"codex:{parent_session}")
+    return found if writer.t.store.conversation(found) is not None else None
+
+
+def ordered(groups: list[Group]) -> list[Group]:
+    """Parents before the subagent rollouts that may hang under them (Codex children start later)."""
+    return sorted(groups, key=lambda g: (g.format != "claude-code", g.main.name))
+
+
+def import_paths(
+    transcripts: Transcripts,
+    paths: Iterable[str | Path],
+    *,
+    account_id: str,
+    workspace_id: str,
+    progress: Progress | None = None,
+) -> Summary:
+    """Import every Claude Code and Codex session found under ``paths`` (files or folders)."""
+    if not (is_uuid(workspace_id) and is_uuid(account_id) and transcripts.store.is_member(workspace_id, account_id)):
+        raise NotFound()  # checked before anything is read: no session belongs nowhere
+    groups, skipped = find_groups(paths)
+    summary = Summary(skipped=list(skipped))
+    writer = Writer(transcripts, account_id, workspace_id)
+    total = sum(size(g) for g in groups)
+    done = 0
+    for group in ordered(groups):
+        if progress:
+            progress(done, total, str(group.main))
+        summary.add(import_group(writer, group))
+        done += size(group)
+    if progress:
+        progress(total, total, "")
+    return summary
+
+
+def size(group: Group) -> int:
+    total = 0
+    for path in group.files:
+        try:
+            total += path.stat().st_size
+        except OSError:
+            pass
+    return total

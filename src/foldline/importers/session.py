@@ -1,0 +1,120 @@
+"""What an importer produces: a session parsed whole, ready for the write door.
+
+A :class:`Session` is one agent: its messages in order, the conversations of the subagents it
+started (keyed by the tool call id that started each), a title and where it came from. The
+helpers here build the parts every format shares: tool parts that always pass the write door
+(an unknown or refused tool becomes a ``dynamic-tool``), and the outcome of a call.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Invalid
+from ..message import check_tool_schemas
+from ..registry import Registry
+
+Json = dict[str, Any]
+TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
+TITLE_MAX = 120
+
+
+@dataclass
+class Conversation:
+    """The messages of one conversation (an agent's, or a subagent's), in the order they were written."""
+
+    namespace: uuid.UUID
+    messages: list[Json] = field(default_factory=list)
+    by_key: dict[str, Json] = field(default_factory=dict)
+    title: str | None = None
+
+    def message(self, key: str, role: str, metadata: Json) -> tuple[Json, bool]:
+        """The message for ``key``, made (with a stable id) if new; and whether it was new."""
+        found = self.by_key.get(key)
+        if found is not None:
+            return found, False
+        made: Json = {"id": str(uuid.uuid5(self.namespace, key)), "role": role, "metadata": metadata, "parts": []}
+        self.by_key[key] = made
+        self.messages.append(made)
+        return made, True
+
+
+@dataclass
+class Session:
+    """One agent to write: its conversation and its subagents' conversations by call id."""
+
+    source: str  # the main file's path
+    format: str  # "claude-code" or "codex"
+    session_id: str
+    main: Conversation
+    subagents: dict[str, Conversation] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    parent: tuple[str, str] | None = None  # (parent session id, call) for a subagent rollout of another session
+
+    @property
+    def title(self) -> str:
+        return self.main.title or f"{self.format} session {self.session_id[:8]}"
+
+
+def short_title(text: str) -> str | None:
+    line = " ".join(text.split())
+    if not line:
+        return None
+    return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"
+
+
+def tool_part(registry: Registry, name: str, call_id: str, tool_input: Any) -> Json:
+    """A tool part awaiting its outcome: ``tool-NAME`` for a registered tool, else ``dynamic-tool``."""
+    if not isinstance(tool_input, dict):
+        tool_input = {"input": tool_input}
+    known = registry.tool(name)
+    if known is None or known.retired or name.startswith("mcp__"):
+        return {
+            "type": "dynamic-tool",
+            "toolName": name,
+            "toolCallId": call_id,
+            "state": "input-available",
+            "input": tool_input,
+        }
+    return {"type": f"tool-{name}", "toolCallId": call_id, "state": "input-available", "input": tool_input}
+
+
+def set_output(part: Json, output: Any, error: bool = False) -> None:
+    """Give a tool part its outcome: the output the model saw, or an error."""
+    part.pop("output", None)
+    part.pop("errorText", None)
+    if error:
+        part["state"] = "output-error"
+        part["errorText"] = output if isinstance(output, str) else str(output)
+    else:
+        part["state"] = "output-available"
+        part["output"] = output
+
+
+def settle(part: Json, registry: Registry, ended: bool) -> None:
+    """Close a call that never returned (when its turn is over) and make sure the door takes the part.
+
+    A registered tool whose schema refuses what the session holds is kept as a ``dynamic-tool``:
+    the data is real, so it is shown rather than dropped.
+    """
+    if ended and part["state"] == "input-available":
+        set_output(part, TURN_ENDED, error=True)
+    if part["type"] == "dynamic-tool":
+        return
+    try:
+        check_tool_schemas(part, "", registry)
+    except Invalid:
+        part["toolName"] = part["type"][5:]
+        part["type"] = "dynamic-tool"
+
+
+def settle_conversation(conv: Conversation, registry: Registry) -> None:
+    """Settle every tool part; calls still open in the last message may still be running."""
+    last = len(conv.messages) - 1
+    for i, message in enumerate(conv.messages):
+        for part in message["parts"]:
+            if part["type"] == "dynamic-tool" or part["type"].startswith("tool-"):
+                settle(part, registry, ended=i < last)
+    conv.messages = [m for m in conv.messages if m["parts"]]

@@ -1,0 +1,38 @@
+"""What an import did: agents and messages written, and the files passed over with the reason."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Summary:
+    agents: int = 0  # agents that got at least one new or changed message
+    messages: int = 0  # messages written (new or changed)
+    parts: int = 0  # parts of those messages
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    unchanged: int = 0  # sessions found already up to date
+
+    def add(self, other: Summary) -> None:
+        self.agents += other.agents
+        self.messages += other.messages
+        self.parts += other.parts
+        self.skipped.extend(other.skipped)
+        self.unchanged += other.unchanged
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "agents": self.agents,
+            "messages": self.messages,
+            "parts": self.parts,
+            "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
+        }
+
+    def line(self) -> str:
+        text = f"imported {self.messages} messages ({self.parts} parts) into {self.agents} agents"
+        if self.unchanged:
+            text += f", {self.unchanged} sessions already up to date"
+        if self.skipped:
+            text += f", skipped {len(self.skipped)} files"
+        return text

@@ -1,0 +1,100 @@
+"""Writing a parsed session through the write door, adding only what is new or changed.
+
+The bookkeeping of a session (``Store.import_state``, keyed by workspace and main file) holds
+the size and modification time of each of its files, so an untouched session is not even
+parsed again, and a short hash per message, so a grown session puts only its new messages
+and the ones that changed (an assistant message whose tool result arrived since).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import uuid
+from typing import Any
+
+import orjson
+
+from ..transcripts import Transcripts
+from .detect import Group
+from .session import Conversation, Json, Session
+from .summary import Summary
+
+
+def agent_id(workspace_id: str, key: str) -> str:
+    """The stable id of the agent for a session in a workspace."""
+    return str(uuid.uuid5(uuid.UUID(workspace_id), key))
+
+
+def group_key(group: Group) -> str:
+    if group.orphan:
+        return f"{group.format}:{group.session_id}:{group.main.stem}"
+    return f"{group.format}:{group.session_id}"
+
+
+def fingerprint(group: Group) -> dict[str, list[int]]:
+    found = {}
+    for path in group.files:
+        stat = os.stat(path)
+        found[str(path)] = [stat.st_size, stat.st_mtime_ns]
+    return found
+
+
+def load_state(transcripts: Transcripts, source: str) -> Json:
+    raw = transcripts.store.import_state(source)
+    try:
+        state = orjson.loads(raw) if raw else {}
+    except orjson.JSONDecodeError:
+        state = {}
+    return state if isinstance(state, dict) else {}
+
+
+def digest(message: Json) -> str:
+    return hashlib.blake2b(orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=8).hexdigest()
+
+
+class Writer:
+    """Writes sessions for one account into one workspace."""
+
+    def __init__(self, transcripts: Transcripts, account_id: str, workspace_id: str):
+        self.t = transcripts
+        self.account = account_id
+        self.workspace = workspace_id
+
+    def write(self, session: Session, agent: str, hashes: dict[str, dict[str, str]]) -> Summary:
+        """Put the session's new and changed messages; ``hashes`` (per call, per message) is updated."""
+        done = Summary()
+        created = self.t.create_agent(self.account, self.workspace, session.title, agent_id=agent)
+        if created["title"] != session.title and session.main.title:
+            self.t.store.set_title(agent, session.title)
+        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done)
+        for call, conv in session.subagents.items():
+            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done)
+        done.agents = 1 if done.messages else 0
+        return done
+
+    def write_under(self, session: Session, parent: str, call: str, hashes: dict[str, dict[str, str]]) -> Summary:
+        """A subagent rollout, as the conversation under its parent thread's agent."""
+        done = Summary()
+        session.main.title = session.main.title or session.title
+        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done)
+        done.agents = 1 if done.messages else 0
+        return done
+
+    def put_all(self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary) -> None:
+        for message in conv.messages:
+            mark = digest(message)
+            if seen.get(message["id"]) == mark:
+                continue
+            self.t.put_message(self.account, agent, message["id"], message, call=call)
+            seen[message["id"]] = mark
+            done.messages += 1
+            done.parts += len(message["parts"])
+        if call is not None and conv.title and conv.messages:
+            found = self.t.store.visible_conversation(self.account, agent, call)
+            if found is not None and found.title != conv.title:
+                self.t.store.set_title(found.id, conv.title)
+
+
+def save_state(transcripts: Transcripts, source: str, files: Any, hashes: Any) -> None:
+    transcripts.store.set_import_state(source, orjson.dumps({"files": files, "hashes": hashes}).decode())

@@ -1,0 +1,176 @@
+"""``foldline import`` from the command line, the first run of ``foldline serve``, and watching."""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from foldline.cli import main
+from foldline.importers.first_run import import_on_first_run
+from foldline.importers.watch import follow
+from foldline.local import ensure_local
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+CLAUDE_FILE = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
+CODEX_DIR = DATA / "codex" / "jnarowski__agentcmd"
+
+
+def local_transcripts(db: str) -> Transcripts:
+    return Transcripts(open_store(db), settings=Settings(db=db))
+
+
+def test_import_json_prints_the_summary_and_a_second_run_adds_nothing(tmp_path: Path) -> None:
+    db = str(tmp_path / "foldline.db")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("this is not a session\n")
+    runner = CliRunner()
+    result = runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR), str(CLAUDE_FILE), str(broken)])
+    assert result.exit_code == 0, result.output
+    summary = orjson.loads(result.stdout)
+    assert set(summary) == {"agents", "messages", "parts", "skipped"}
+    assert summary["agents"] == 3 and summary["messages"] > 0 and summary["parts"] >= summary["messages"]
+    assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a Claude Code or Codex session log"}]
+    again = orjson.loads(runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR)]).stdout)
+    assert (again["agents"], again["messages"]) == (0, 0)
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    assert len(t.list_agents(local.account_id, local.workspace_id)["agents"]) == 3
+
+
+def test_import_text_output_and_an_explicit_workspace(tmp_path: Path) -> None:
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    account = t.create_account("me")["id"]
+    workspace = t.create_workspace("mine", [account])["id"]
+    args = ["import", "--db", db, "--account", account, "--workspace", workspace, str(CLAUDE_FILE)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("imported ") and "into 1 agents" in result.stdout
+    assert len(t.list_agents(account, workspace)["agents"]) == 1
+
+
+def fake_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    return home
+
+
+def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fake_home(tmp_path, monkeypatch)
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    summary = import_on_first_run(t, local)
+    assert summary is not None and summary.skipped == [] and summary.agents == 3
+    assert "sample sessions" in capsys.readouterr().out
+    assert import_on_first_run(t, local) is None  # not the first run any more
+
+
+def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = fake_home(tmp_path, monkeypatch)
+    project = home / ".claude" / "projects" / "-work-app"
+    project.mkdir(parents=True)
+    shutil.copy(CLAUDE_FILE, project)
+    codex_home = tmp_path / "codex-home"
+    (codex_home / "sessions" / "2025" / "09" / "25").mkdir(parents=True)
+    for rollout in CODEX_DIR.glob("*.jsonl"):
+        shutil.copy(rollout, codex_home / "sessions" / "2025" / "09" / "25")
+    monkeypatch.setenv("CODEX_HOME", str(codex_home))
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    summary = import_on_first_run(t, local)
+    assert summary is not None and summary.agents == 3
+
+
+def wait_until(check: Callable[[], bool]) -> None:
+    """Wait for a condition the watcher brings about (bounded, so a broken watcher fails the test)."""
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, "the watcher did not import the change"
+        time.sleep(0.05)
+
+
+def test_watch_imports_new_lines_as_they_are_written(tmp_path: Path) -> None:
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    stop = threading.Event()
+    watcher = threading.Thread(target=follow, args=(t, [str(folder)], local.account_id, local.workspace_id, None, stop))
+    watcher.start()
+    try:
+        raw = CLAUDE_FILE.read_bytes().splitlines(keepends=True)
+        log = folder / CLAUDE_FILE.name
+        time.sleep(0.5)  # let the watcher start watching before the first write
+        log.write_bytes(b"".join(raw[:10]))
+
+        def count() -> int:
+            agents = t.list_agents(local.account_id, local.workspace_id)["agents"]
+            return len(t.messages(local.account_id, agents[0]["id"])["messages"]) if agents else 0
+
+        wait_until(lambda: count() > 0)
+        partial = count()
+        with log.open("ab") as f:
+            f.write(b"".join(raw[10:]))
+        fresh = local_transcripts(str(tmp_path / "fresh.db"))
+        fresh_local = ensure_local(fresh, str(tmp_path / "fresh.db"))
+        from foldline.importers import import_paths
+
+        whole = import_paths(fresh, [log], account_id=fresh_local.account_id, workspace_id=fresh_local.workspace_id)
+        wait_until(lambda: count() == whole.messages)
+        assert partial < whole.messages
+    finally:
+        stop.set()
+        watcher.join(10)
+
+
+def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> None:
+    import httpx
+    import uvicorn
+    from conftest import free_port
+
+    from foldline.app import create_app
+    from foldline.importers.watch import attach_watcher
+
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    app = create_app(t)
+    watcher = attach_watcher(app, t, local, [str(folder)])
+    assert watcher is not None
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    running = threading.Thread(target=server.run, daemon=True)
+    running.start()
+    try:
+        wait_until(lambda: server.started)
+        time.sleep(0.5)  # let the watcher start watching before the first write
+        shutil.copy(CLAUDE_FILE, folder)
+        wait_until(lambda: bool(t.list_agents(local.account_id, local.workspace_id)["agents"]))
+        headers = {"Authorization": f"Bearer {local.token}"}
+        agents = httpx.get(
+            f"http://127.0.0.1:{port}/api/agents", params={"workspace_id": local.workspace_id}, headers=headers
+        ).json()["agents"]
+        assert [a["title"] for a in agents] == ["Hey"]
+    finally:
+        server.should_exit = True
+        running.join(10)
+    assert not watcher.thread.is_alive()  # stopped with the app

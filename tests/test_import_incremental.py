@@ -1,0 +1,132 @@
+"""Importing again, a session that grows, a broken file, a whole output saved beside a session.
+
+These run on both backends: each test imports a few real files into its own workspace.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from foldline.errors import NotFound
+from foldline.importers import import_paths
+from foldline.transcripts import Transcripts
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+CLAUDE_FILE = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
+CODEX_FILE = (
+    DATA / "codex" / "jnarowski__agentcmd" / "rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl"
+)
+SUBAGENTS = DATA / "claude-code" / "codemie-ai__codemie-code" / "incremental-subagents"
+PERSISTED_CALL = "toolu_bdrk_01CaTZ658VzFpoM9YptVLjGg"
+Json = dict[str, Any]
+
+
+@pytest.fixture
+def owner(transcripts: Transcripts) -> tuple[str, str]:
+    account = transcripts.create_account("importer")["id"]
+    return account, transcripts.create_workspace("sessions", [account])["id"]
+
+
+def everything(t: Transcripts, account: str, workspace: str) -> dict[str, Json]:
+    """Every stored message of the workspace, by id (subagents included)."""
+    found = {}
+    for agent in t.list_agents(account, workspace)["agents"]:
+        for call in [None, *t.agent(account, agent["id"])["subagents"]]:
+            for m in t.messages(account, agent["id"], call=call)["messages"]:
+                found[m["id"]] = m
+    return found
+
+
+@pytest.mark.parametrize("source", [CLAUDE_FILE, CODEX_FILE], ids=["claude-code", "codex"])
+def test_a_grown_session_adds_only_what_is_new(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path, source: Path
+) -> None:
+    account, workspace = owner
+    raw = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / source.name
+    log.write_bytes(b"".join(raw[: len(raw) // 2]))
+    first = import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
+    before = everything(transcripts, account, workspace)
+    assert first.agents == 1 and first.messages == len(before) > 0
+    with log.open("ab") as f:
+        f.write(b"".join(raw[len(raw) // 2 :]))
+    grown = import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    after = everything(transcripts, account, workspace)
+    changed = [mid for mid, m in after.items() if before.get(mid) != m]
+    assert grown.messages == len(changed) < len(after)
+    assert set(before) <= set(after)
+    assert len(transcripts.list_agents(account, workspace)["agents"]) == 1
+    # the grown import stores what a fresh import of the whole file stores
+    fresh_account = transcripts.create_account("fresh")["id"]
+    fresh_space = transcripts.create_workspace("fresh", [fresh_account])["id"]
+    import_paths(transcripts, [log], account_id=fresh_account, workspace_id=fresh_space)
+    fresh = everything(transcripts, fresh_account, fresh_space)
+    strip = lambda ms: [{k: v for k, v in m.items() if k != "id"} for m in ms.values()]  # noqa: E731
+    assert strip(fresh) == strip(after)
+    again = import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    assert again.messages == 0 and everything(transcripts, account, workspace) == after
+
+
+def test_a_broken_file_is_skipped_with_a_reason_and_the_rest_imported(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    shutil.copy(CLAUDE_FILE, tmp_path / CLAUDE_FILE.name)
+    (tmp_path / "garbage.jsonl").write_bytes(b"\x00\xff not json at all\n")
+    (tmp_path / "foreign.jsonl").write_text('{"hello": "world"}\n')
+    (tmp_path / "empty.jsonl").write_text("")
+    summary = import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
+    reasons = {Path(path).name: reason for path, reason in summary.skipped}
+    assert set(reasons) == {"garbage.jsonl", "foreign.jsonl"}
+    assert all("not a Claude Code or Codex session" in r for r in reasons.values())
+    assert summary.agents == 1 and summary.messages > 0
+
+
+def test_a_torn_last_line_waits_for_the_rest(transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path) -> None:
+    account, workspace = owner
+    raw = CLAUDE_FILE.read_bytes()
+    log = tmp_path / CLAUDE_FILE.name
+    log.write_bytes(raw[: len(raw) - 200])  # a line being written
+    first = import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    assert first.skipped == [] and first.messages > 0
+    log.write_bytes(raw)
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    fresh_account = transcripts.create_account("fresh")["id"]
+    fresh_space = transcripts.create_workspace("fresh", [fresh_account])["id"]
+    import_paths(transcripts, [log], account_id=fresh_account, workspace_id=fresh_space)
+    assert len(everything(transcripts, account, workspace)) == len(everything(transcripts, fresh_account, fresh_space))
+
+
+def test_a_saved_tool_result_replaces_its_preview(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    """Claude Code 2.1 layout: <session>.jsonl, <session>/subagents/, <session>/tool-results/<call>.txt."""
+    account, workspace = owner
+    session = tmp_path / "e9fb405b-169f-40eb-9396-7e75076f045d"
+    shutil.copy(SUBAGENTS / "turn-2.jsonl", session.with_suffix(".jsonl"))
+    (session / "subagents").mkdir(parents=True)
+    shutil.copy(SUBAGENTS / "turn-2" / "subagents" / "agent-a485154.jsonl", session / "subagents")
+    (session / "tool-results").mkdir()
+    whole = "the whole output, as saved beside the session\n" * 4000
+    (session / "tool-results" / f"{PERSISTED_CALL}.txt").write_text(whole)
+    summary = import_paths(
+        transcripts, [session / "subagents" / "agent-a485154.jsonl"], account_id=account, workspace_id=workspace
+    )
+    assert summary.agents == 1  # the agent file brought its session along
+    agent = transcripts.list_agents(account, workspace)["agents"][0]["id"]
+    (call,) = transcripts.agent(account, agent)["subagents"]
+    parts = [p for m in transcripts.messages(account, agent, call=call)["messages"] for p in m["parts"]]
+    assert next(p for p in parts if p.get("toolCallId") == PERSISTED_CALL)["output"] == whole
+    page = transcripts.messages(account, agent, call=call, cut=True)["messages"]
+    assert any(c["bytes"] == len(whole) for m in page for c in m.get("cutParts", []))
+
+
+def test_an_account_outside_the_workspace_imports_nothing(transcripts: Transcripts, owner: tuple[str, str]) -> None:
+    _, workspace = owner
+    stranger = transcripts.create_account("stranger")["id"]
+    with pytest.raises(NotFound):
+        import_paths(transcripts, [CLAUDE_FILE], account_id=stranger, workspace_id=workspace)
