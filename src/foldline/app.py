@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
@@ -80,6 +81,8 @@ def create_app(transcripts: Transcripts) -> FastAPI:
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)
+    # Transcript JSON compresses 4-10x; level 1 keeps a whole 100 MB read cheap. SSE is never compressed.
+    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
     app.include_router(routes.router)
     try:
         from . import panel
