@@ -75,7 +75,8 @@ def test_a_write_through_one_server_reaches_a_follower_on_another(world: World, 
 def test_events_resume_from_last_event_id(world: World) -> None:
     ids = [str(uuid.uuid4()) for _ in range(3)]
     for message_id in ids:
-        world.alice.put_message(world.agent, {"id": message_id, "role": "user", "parts": [{"type": "text", "text": "hi"}]})
+        text = {"type": "text", "text": "hi"}
+        world.alice.put_message(world.agent, {"id": message_id, "role": "user", "parts": [text]})
     found: list[dict[str, object]] = []
     headers = {"Authorization": f"Bearer {world.alice_token}", "Last-Event-ID": "1"}
     with httpx.stream("GET", f"{world.url}/api/agents/{world.agent}/events", headers=headers, timeout=20) as response:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import click
@@ -22,9 +24,14 @@ db_option = click.option(
 json_option = click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 
 
-def open_transcripts(db: str) -> Transcripts:
-    settings = Settings(db=db)
-    return Transcripts(open_store(db), settings=settings)
+@contextmanager
+def open_transcripts(db: str) -> Iterator[Transcripts]:
+    """The service on ``db``, its connections closed when the command is done."""
+    store = open_store(db)
+    try:
+        yield Transcripts(store, settings=Settings(db=db))
+    finally:
+        store.close()
 
 
 def emit(data: Any, as_json: bool, text: str) -> None:
@@ -56,7 +63,8 @@ def account() -> None:
 @json_option
 def account_create(name: str, db: str, as_json: bool) -> None:
     """Create an account; its token is shown once."""
-    created = open_transcripts(db).create_account(name)
+    with open_transcripts(db) as transcripts:
+        created = transcripts.create_account(name)
     emit(created, as_json, f"account {created['id']} ({name})\ntoken {created['token']} (shown once)")
 
 
@@ -72,7 +80,8 @@ def workspace() -> None:
 @json_option
 def workspace_create(name: str, members: tuple[str, ...], db: str, as_json: bool) -> None:
     """Create a workspace with these members."""
-    created = open_transcripts(db).create_workspace(name, list(members))
+    with open_transcripts(db) as transcripts:
+        created = transcripts.create_workspace(name, list(members))
     emit(created, as_json, f"workspace {created['id']} ({name})")
 
 
@@ -83,7 +92,8 @@ def workspace_create(name: str, members: tuple[str, ...], db: str, as_json: bool
 @json_option
 def workspace_add(workspace_id: str, account_id: str, db: str, as_json: bool) -> None:
     """Add an account to a workspace."""
-    open_transcripts(db).add_member(workspace_id, account_id)
+    with open_transcripts(db) as transcripts:
+        transcripts.add_member(workspace_id, account_id)
     emit({"workspace_id": workspace_id, "account_id": account_id}, as_json, "added")
 
 

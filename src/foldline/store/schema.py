@@ -103,6 +103,8 @@ messages = Table(
 
 # One row per part. `body` is the whole part; `cut_body` the part without its big field and
 # `cut_ref` its `cutParts` entry, both computed at write time so a page never reads `body`.
+# `body` comes last: SQLite lays a row out in column order and reaches a column past a big value
+# only by walking that value's overflow pages, so a cut read would otherwise cost the whole body.
 parts = Table(
     "parts",
     metadata,
@@ -112,9 +114,9 @@ parts = Table(
     Column("position", Integer, nullable=False),
     Column("seq", Integer, nullable=False),
     Column("tool", Text),
-    Column("body", Text, nullable=False),
     Column("cut_body", Text),
     Column("cut_ref", Text),
+    Column("body", Text, nullable=False),
     Index("parts_by_position", "conversation_id", "position", "idx"),
     Index("parts_by_seq", "conversation_id", "seq"),
 )

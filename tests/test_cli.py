@@ -1,0 +1,71 @@
+"""The CLI on a SQLite file and on PostgreSQL: created objects as JSON, clean errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import BACKENDS, make_url
+
+from foldline.cli import main
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+
+@pytest.fixture(params=BACKENDS)
+def cli_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    return make_url(request.param, tmp_path, request)
+
+
+def run(*args: str) -> dict[str, str]:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    created: dict[str, str] = orjson.loads(result.stdout)
+    return created
+
+
+def test_account_create_gives_a_working_token(cli_db: str) -> None:
+    account = run("account", "create", "dana", "--db", cli_db, "--json")
+    assert set(account) == {"id", "name", "token"} and account["name"] == "dana"
+    store = open_store(cli_db)
+    try:
+        assert Transcripts(store).authenticate(account["token"]) == account["id"]
+    finally:
+        store.close()
+
+
+def test_workspace_create_with_members_and_add(cli_db: str) -> None:
+    a = run("account", "create", "a", "--db", cli_db, "--json")
+    b = run("account", "create", "b", "--db", cli_db, "--json")
+    space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
+    assert set(space) == {"id", "name"} and space["name"] == "crew"
+    run("workspace", "add", space["id"], b["id"], "--db", cli_db, "--json")
+    store = open_store(cli_db)
+    try:
+        assert store.is_member(space["id"], a["id"]) and store.is_member(space["id"], b["id"])
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["workspace", "create", "w", "--member", "not-an-id"],
+        ["workspace", "create", "w", "--member", "00000000-0000-0000-0000-000000000000"],
+        ["workspace", "add", "not-a-workspace", "00000000-0000-0000-0000-000000000000"],
+    ],
+)
+def test_errors_are_clean_messages_with_a_non_zero_exit(cli_db: str, args: list[str]) -> None:
+    result = CliRunner().invoke(main, [*args, "--db", cli_db])
+    assert result.exit_code != 0
+    assert "Error: not found" in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_adding_an_account_to_an_unknown_workspace_is_not_found(cli_db: str) -> None:
+    account = run("account", "create", "e", "--db", cli_db, "--json")
+    result = CliRunner().invoke(main, ["workspace", "add", "00000000-0000-0000-0000-000000000000", account["id"],
+                                       "--db", cli_db])
+    assert result.exit_code != 0 and "not found" in result.output

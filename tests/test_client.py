@@ -1,0 +1,53 @@
+"""foldline.Client against the real server: every public method, and errors as the documented classes."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import World, free_port
+from core_helpers import BIG_OUTPUT, assistant, bash, put, user
+
+from foldline import Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
+from foldline.transcripts import Transcripts
+
+
+def test_every_public_method_works(world: World) -> None:
+    assert world.alice.me()["id"] == world.alice_id
+    second = world.alice.create_agent(world.workspace, title="second")
+    assert second["title"] == "second" and second["subagents"] == []
+    assert {a["id"] for a in world.alice.agents(world.workspace)} == {world.agent, second["id"]}
+    assert world.alice.agent(world.agent)["title"] == "fix the build"
+    first = put(world.alice, world.agent, user("go"))
+    reply = assistant([bash(BIG_OUTPUT)])
+    assert world.alice.put_message(world.agent, reply) == {"id": reply["id"], "seq": 2, "created": True}
+    assert world.alice.messages(world.agent) == {"messages": [first, reply], "next": None, "seq": 2}
+    page = world.alice.messages(world.agent, cut=True, limit=1)
+    assert page["messages"][0]["cutParts"][0]["index"] == 0 and page["next"] is not None
+    assert world.alice.messages(world.agent, limit=1, before=page["next"])["messages"] == [first]
+    assert [m["id"] for m in world.alice.iter_messages(world.agent, cut=True, page_size=1)] == [reply["id"],
+                                                                                               first["id"]]
+    assert world.alice.agent_part(world.agent, reply["id"], 0)["output"] == BIG_OUTPUT
+    sub = put(world.alice, world.agent, user("worker"), call="w")
+    assert world.alice.subagent_part(world.agent, "w", sub["id"], 0) == {"type": "text", "text": "worker"}
+    assert world.alice.end_turn(world.agent) == {"message": reply["id"], "ended": []}
+    assert world.alice.end_turn(world.agent, call="w") == {"message": None, "ended": []}
+
+
+def test_errors_arrive_as_their_classes(world: World, transcripts: Transcripts) -> None:
+    with pytest.raises(NotFound):
+        world.bob.messages(world.agent)
+    with pytest.raises(Invalid) as invalid:
+        world.alice.put_message(world.agent, {"id": user("x")["id"], "role": "user", "parts": [{"type": "nope"}]})
+    assert invalid.value.where == "parts[0].type" and invalid.value.status == 422
+    with Client(world.url, "fl_wrong") as stranger, pytest.raises(Unauthorized):
+        stranger.me()
+    member = transcripts.create_account("carol")
+    transcripts.add_member(world.workspace, member["id"])
+    with Client(world.url, member["token"]) as carol, pytest.raises(Forbidden):
+        carol.put_message(world.agent, user("x"))
+    with pytest.raises(PayloadTooLarge):
+        world.alice.put_message(world.agent, user("x" * (9 * 1024 * 1024)))
+
+
+def test_a_closed_port_is_a_transport_error() -> None:
+    with Client(f"http://127.0.0.1:{free_port()}", "fl_x", timeout=5) as client, pytest.raises(TransportError):
+        client.me()

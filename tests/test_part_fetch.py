@@ -1,0 +1,66 @@
+"""The part fetch: a member gets the whole part; everyone else, and every bad address, the one not-found."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from conftest import World
+from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought
+
+from foldline import Client, NotFound
+from foldline.transcripts import Transcripts
+
+
+def written(world: World) -> dict[str, object]:
+    return put(world.alice, world.agent, assistant([thought(LONG_THOUGHT), bash(BIG_OUTPUT)]))
+
+
+def test_the_owner_fetches_the_whole_part(world: World) -> None:
+    message = written(world)
+    assert world.alice.agent_part(world.agent, str(message["id"]), 1) == message["parts"][1]  # type: ignore[index]
+    assert world.alice.agent_part(world.agent, str(message["id"]), 0)["text"] == LONG_THOUGHT
+
+
+def test_a_member_added_to_the_workspace_fetches_the_whole_part(world: World, transcripts: Transcripts) -> None:
+    message = written(world)
+    carol = add_member(transcripts, world.workspace, "carol")
+    with Client(world.url, carol["token"]) as client:
+        part = client.agent_part(world.agent, str(message["id"]), 1)
+    assert part["output"] == BIG_OUTPUT
+
+
+@pytest.mark.parametrize("index", ["2", "99", "999999999", "1x", "-1", "one", "²", "١", "0" * 40])
+def test_a_bad_index_is_the_one_not_found(world: World, index: str) -> None:
+    message = written(world)
+    response = fetch(world, world.alice_token, world.agent, str(message["id"]), index)
+    assert_not_found(response)
+
+
+@pytest.mark.parametrize("message", ["not-a-uuid", "1", "' or 1=1 --", "%00", "g" * 36])
+def test_a_message_id_that_is_not_a_uuid_is_the_one_not_found(world: World, message: str) -> None:
+    written(world)
+    assert_not_found(fetch(world, world.alice_token, world.agent, message, "0"))
+
+
+def test_another_account_gets_the_one_not_found(world: World) -> None:
+    message = written(world)
+    with pytest.raises(NotFound):
+        world.bob.agent_part(world.agent, str(message["id"]), 1)
+    assert_not_found(fetch(world, world.bob_token, world.agent, str(message["id"]), "1"))
+    assert_not_found(fetch(world, world.bob_token, world.agent, str(message["id"]), "7"))
+    assert_not_found(fetch(world, world.bob_token, world.agent, "x", "0"))
+
+
+def test_an_unknown_message_is_the_one_not_found(world: World) -> None:
+    written(world)
+    assert_not_found(fetch(world, world.alice_token, world.agent, new_id(), "0"))
+
+
+def fetch(world: World, token: str, agent: str, message: str, index: str) -> httpx.Response:
+    url = f"{world.url}/api/agents/{agent}/messages/{message}/parts/{index}"
+    return httpx.get(url, headers={"Authorization": f"Bearer {token}"})
+
+
+def assert_not_found(response: httpx.Response) -> None:
+    assert response.status_code == 404
+    assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
