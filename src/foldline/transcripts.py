@@ -221,13 +221,18 @@ class Transcripts:
         return part
 
     def _whole(self, row: MessageRow) -> Json:
-        message: Json = orjson.loads(row.head)
-        message["parts"] = [orjson.loads(body) for _, body, _ in row.parts]
+        """A stored message, whole, to be written again (turn-end): every row must be readable."""
+        message = decoded(row.head)
+        parts = [decoded(body) for _, body, _ in row.parts]
+        if not isinstance(message, dict) or not all(isinstance(p, dict) for p in parts):
+            raise Invalid("the last message holds a stored part that cannot be read; it was left as it is")
+        message["parts"] = parts
         return message
 
     def _readable(self, row: MessageRow) -> Json:
         """A stored message after the read's cheap checks, in the form it was read (cut or whole)."""
-        message: Json = orjson.loads(row.head)
+        head = decoded(row.head)
+        message: Json = head if isinstance(head, dict) else {"id": row.id}
         if not readable_metadata(message, self.registry):
             message.pop("metadata", None)
         sent, cut_parts, skipped = [], [], []
