@@ -14,7 +14,7 @@ from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from . import __version__, routes
+from . import __version__, panel, routes
 from .errors import BadRequest, FoldlineError, NotFound, error_body
 from .events import Hub
 from .transcripts import Transcripts
@@ -84,10 +84,5 @@ def create_app(transcripts: Transcripts) -> FastAPI:
     # Transcript JSON compresses 4-10x; level 1 keeps a whole 100 MB read cheap. SSE is never compressed.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
     app.include_router(routes.router)
-    try:
-        from . import panel
-    except ImportError:  # the panel is optional while it is being built
-        pass
-    else:
-        panel.mount(app)
+    panel.mount(app)
     return app

@@ -11,6 +11,7 @@ import click
 import orjson
 
 from .errors import FoldlineError
+from .importers.cli import import_command
 from .settings import Settings, default_db
 from .store import open_store
 from .transcripts import Transcripts
@@ -110,15 +111,7 @@ def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
     run(Settings(db=db), host=host, port=port, watch=watch, first_import=not no_import)
 
 
-def add_import_command() -> None:
-    try:
-        from .importers.cli import import_command
-    except ImportError:
-        return
-    main.add_command(import_command, "import")
-
-
-add_import_command()
+main.add_command(import_command, "import")
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

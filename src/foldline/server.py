@@ -8,6 +8,8 @@ import click
 import uvicorn
 
 from .app import create_app
+from .importers.first_run import import_on_first_run
+from .importers.watch import attach_watcher
 from .local import ensure_local
 from .settings import Settings
 from .store import open_store
@@ -19,20 +21,10 @@ def run(settings: Settings, host: str, port: int, watch: bool = False, first_imp
     transcripts = Transcripts(open_store(settings.db), settings=settings)
     local = ensure_local(transcripts, settings.db)
     if first_import:
-        try:
-            from .importers.first_run import import_on_first_run
-        except ImportError:
-            pass
-        else:
-            import_on_first_run(transcripts, local)
+        import_on_first_run(transcripts, local)
     app = create_app(transcripts)
     if watch:
-        try:
-            from .importers.watch import attach_watcher
-        except ImportError:
-            pass
-        else:
-            attach_watcher(app, transcripts, local)
+        attach_watcher(app, transcripts, local)
     base = f"http://{host}:{port}"
     click.echo(f"Foldline on {settings.db}")
     click.echo(f"  panel  {base}/?token={local.token}")

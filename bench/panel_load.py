@@ -1,0 +1,204 @@
+"""Benchmark: opening the largest transcript in the panel, in headless Chromium.
+
+    .venv/bin/python bench/panel_load.py [--runs 7]
+
+It imports the largest Claude Code session kept in ``tests/data/transcripts/`` into a fresh
+SQLite store (or, without the importers, writes a transcript of the same size through the
+API), adds a synthetic transcript ten times bigger written through the API, serves them with
+the real app under uvicorn, and opens each one's address in a fresh browser context per run.
+It prints, as medians: the bytes of transcript data (``/api`` responses) on the wire (the app
+gzips JSON) and decoded, all bytes the page loaded, and the time from navigation until the
+newest page is drawn (the panel's ``foldline:newest-page`` performance mark).
+Goal: under 100 KB of transcript data, under 1 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvicorn
+from playwright.sync_api import Browser, Request, sync_playwright
+
+from foldline import Client
+from foldline.app import create_app
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / "tests" / "data" / "transcripts" / "claude-code"
+VERBOSE = False
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class Server:
+    def __init__(self, transcripts: Transcripts) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> Server:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+def largest_session() -> Path:
+    return max(DATA.rglob("*.jsonl"), key=lambda p: p.stat().st_size)
+
+
+def import_largest(t: Transcripts, account: str, workspace: str) -> str | None:
+    """The imported agent with the most messages, or ``None`` without the importers."""
+    try:
+        from foldline.importers.importer import import_paths
+    except ImportError:
+        return None
+    import_paths(t, [largest_session()], account_id=account, workspace_id=workspace)
+    agents = t.list_agents(account, workspace)["agents"]
+    counts = t.store.counts([a["id"] for a in agents])
+    return max(agents, key=lambda a: counts.get(a["id"], 0))["id"] if agents else None
+
+
+def synthetic(client: Client, workspace: str, target_bytes: int, title: str) -> str:
+    """A coding session through the API: questions, thoughts, commands and outputs of all sizes."""
+    agent: str = client.create_agent(workspace, title=title)["id"]
+    written, turn = 0, 0
+    while written < target_bytes:
+        turn += 1
+        output = "".join(f"{turn}:{i} " + "result line " * 6 + "\n" for i in range(20 + (turn * 37) % 1500))
+        parts: list[dict[str, Any]] = [
+            {"type": "step-start"},
+            {"type": "reasoning", "text": f"Thinking about step {turn}. " * (20 + (turn * 13) % 400)},
+            {"type": "text", "text": f"Step {turn}: running the command."},
+            {
+                "type": "tool-Bash",
+                "toolCallId": f"toolu_{turn}",
+                "state": "output-available",
+                "input": {"command": f"make step-{turn}"},
+                "output": output,
+            },
+        ]
+        user = {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "parts": [{"type": "text", "text": f"Go on with step {turn}."}],
+        }
+        client.put_message(agent, user)
+        client.put_message(agent, {"id": str(uuid.uuid4()), "role": "assistant", "parts": parts})
+        written += sum(len(str(p)) for p in parts) + 60
+    return agent
+
+
+def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, float]:
+    context = browser.new_context(base_url=base)
+    context.add_cookies([{"name": "foldline_token", "value": token, "url": base}])
+    page = context.new_page()
+    requests: list[Request] = []
+    page.on("requestfinished", lambda r: requests.append(r))
+    page.goto(f"/agents/{agent}")
+    mark = "performance.getEntriesByName('foldline:newest-page').map(e => e.startTime)[0] ?? null"
+    drawn = page.evaluate(mark)
+    while drawn is None:  # poll from outside: the panel's CSP forbids the eval that wait_for_function uses
+        page.wait_for_timeout(20)
+        drawn = page.evaluate(mark)
+    page.wait_for_timeout(300)  # let the responses already asked for finish (the event stream stays open)
+    api = total = json = 0
+    for request in requests:
+        size = request.sizes()
+        got = size["responseBodySize"] + size["responseHeadersSize"]
+        total += got
+        if "/api/" in request.url:
+            api += got
+            response = request.response()
+            decoded = len(response.body()) if response else 0
+            json += decoded
+            if VERBOSE:
+                print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
+    context.close()
+    return {"api": api, "json": json, "total": total, "ms": drawn}
+
+
+def whole_bytes(client: Client, agent: str) -> int:
+    return len(orjson.dumps(client.messages(agent)))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--verbose", action="store_true", help="print each API response's size")
+    args = parser.parse_args()
+    global VERBOSE
+    VERBOSE = args.verbose
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise SystemExit("needs Debian's chromium on PATH")
+    db = str(Path(tempfile.mkdtemp()) / "bench.db")
+    t = Transcripts(open_store(db), settings=Settings(db=db))
+    who = t.create_account("bench")
+    workspace = t.create_workspace("bench", [who["id"]])["id"]
+    session = largest_session()
+    with Server(t) as server, Client(server.url, who["token"]) as client, sync_playwright() as p:
+        cases: list[tuple[str, str]] = []
+        imported = import_largest(t, who["id"], workspace)
+        if imported:
+            cases.append((f"imported {session.name}", imported))
+        else:
+            size = session.stat().st_size
+            cases.append(("written like " + session.name, synthetic(client, workspace, size, "like the largest")))
+        big = 10 * session.stat().st_size
+        cases.append((f"synthetic {big / 1e6:.0f} MB", synthetic(client, workspace, big, "synthetic")))
+        browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+        rows = []
+        for name, agent in cases:
+            count = len(client.messages(agent, cut=True)["messages"])
+            runs = [measure(browser, server.url, who["token"], agent) for _ in range(args.runs)]
+            med = {k: statistics.median(r[k] for r in runs) for k in ("api", "json", "total", "ms")}
+            rows.append((name, count, whole_bytes(client, agent), med))
+        browser.close()
+    print(f"panel load, median of {args.runs} runs (fresh browser context each; SQLite; one machine)\n")
+    print(
+        "| transcript | messages | whole transcript (JSON) | transcript data on the wire | same, decoded JSON "
+        "| all bytes loaded | newest page drawn |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, count, whole, med in rows:
+        print(
+            f"| {name} | {count} | {whole / 1024:,.0f} KB | {med['api'] / 1024:,.1f} KB | {med['json'] / 1024:,.1f} KB "
+            f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms |"
+        )
+    worst = max(r[3]["json"] for r in rows), max(r[3]["ms"] for r in rows)
+    print(
+        f"\ngoal: under 100 KB of transcript data, even decoded ({'met' if worst[0] < 100 * 1024 else 'NOT met'}), "
+        f"under 1 s to the newest page ({'met' if worst[1] < 1000 else 'NOT met'})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,155 @@
+"""The panel: the app shell, sign-in and sign-out, and the static files it runs on.
+
+The panel is plain JavaScript modules in ``static/`` (no build step). The token a person signs
+in with is kept in an HttpOnly, SameSite=Strict cookie (``foldline_token``) that the API
+accepts for GET requests; the token never stays in the address bar.
+"""
+
+from __future__ import annotations
+
+import html
+from importlib import resources
+from pathlib import Path
+from urllib.parse import parse_qs, quote
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from .errors import Unauthorized
+from .routes import TOKEN_COOKIE
+from .transcripts import Transcripts
+
+STATIC = Path(str(resources.files("foldline") / "static"))
+COOKIE_SECONDS = 30 * 24 * 3600
+MAX_FORM = 4096
+
+# Defence in depth: nothing inline runs, nothing is fetched from elsewhere.
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+PAGE_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "same-origin",
+    "Cache-Control": "no-store",
+}
+
+SIGNIN = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign in · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css"></head>
+<body class="signin"><main class="signin-box">
+<h1>Foldline</h1>
+<form method="post" action="/signin">
+<label for="token">Token</label>
+<input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
+<input type="hidden" name="next" value="{next}">
+<button type="submit">Sign in</button>
+</form>
+{error}
+<p class="hint"><code>foldline serve</code> prints a link that signs you in; a token from
+<code>foldline token</code> works here too.</p>
+</main></body></html>
+"""
+
+
+def _transcripts(request: Request) -> Transcripts:
+    t: Transcripts = request.app.state.transcripts
+    return t
+
+
+def _valid(request: Request, token: str | None) -> bool:
+    try:
+        _transcripts(request).authenticate(token)
+    except Unauthorized:
+        return False
+    return True
+
+
+def _safe_next(value: str | None) -> str:
+    """A path on this site to go back to after signing in; anything else becomes ``/``."""
+    if not value or not value.startswith("/") or value.startswith("//") or "\\" in value:
+        return "/"
+    return value
+
+
+def _page(content: str | bytes, status: int = 200) -> Response:
+    return HTMLResponse(content, status_code=status, headers=PAGE_HEADERS)
+
+
+def _redirect(to: str) -> RedirectResponse:
+    return RedirectResponse(to, status_code=303, headers={"Cache-Control": "no-store"})
+
+
+def _set_cookie(request: Request, response: Response, token: str) -> None:
+    response.set_cookie(
+        TOKEN_COOKIE,
+        token,
+        max_age=COOKIE_SECONDS,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=request.url.scheme == "https",
+    )
+
+
+def signin_page(next_path: str = "/", error: str = "", status: int = 200) -> Response:
+    note = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
+    return _page(SIGNIN.format(next=html.escape(next_path, quote=True), error=note), status)
+
+
+async def shell(request: Request) -> Response:
+    """The app shell for ``/`` and ``/agents/{agent}``; ``?token=`` signs in and is dropped."""
+    token = request.query_params.get("token")
+    if token is not None:
+        if not _valid(request, token):
+            return signin_page(request.url.path, "That token is not valid.", 401)
+        response = _redirect(request.url.path)
+        _set_cookie(request, response, token)
+        return response
+    if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
+        return _redirect("/signin?next=" + quote(request.url.path, safe=""))
+    return _page((STATIC / "index.html").read_bytes())
+
+
+async def signin(request: Request) -> Response:
+    return signin_page(_safe_next(request.query_params.get("next")))
+
+
+def _cross_site(request: Request) -> bool:
+    """A form posted from another site (its ``Origin`` is not this one)."""
+    origin = request.headers.get("origin")
+    return origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}"
+
+
+async def signin_post(request: Request) -> Response:
+    if _cross_site(request):
+        return signin_page("/", "Sign in from this page.", 403)
+    raw = await request.body()
+    form = parse_qs(raw[:MAX_FORM].decode("utf-8", "replace"))
+    token = (form.get("token") or [""])[0].strip()
+    next_path = _safe_next((form.get("next") or ["/"])[0])
+    if not _valid(request, token):
+        return signin_page(next_path, "That token is not valid.", 401)
+    response = _redirect(next_path)
+    _set_cookie(request, response, token)
+    return response
+
+
+async def signout(request: Request) -> Response:
+    if request.method == "POST" and _cross_site(request):
+        return _redirect("/")
+    response = _redirect("/signin")
+    response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
+    return response
+
+
+def mount(app: FastAPI) -> None:
+    app.add_api_route("/", shell, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/agents/{agent}", shell, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/signin", signin, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/signin", signin_post, methods=["POST"], include_in_schema=False)
+    app.add_api_route("/signout", signout, methods=["GET", "POST"], include_in_schema=False)
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -1,0 +1,52 @@
+// The API as the panel calls it: same-origin GETs carry the HttpOnly sign-in cookie.
+
+export class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+export async function getJson(path, { signal } = {}) {
+  let response;
+  try {
+    response = await fetch(path, { credentials: "same-origin", signal, headers: { Accept: "application/json" } });
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new ApiError(0, "the server could not be reached");
+  }
+  if (response.status === 401) {
+    location.assign("/signin?next=" + encodeURIComponent(location.pathname));
+    throw new ApiError(401, "signed out");
+  }
+  let body = null;
+  try {
+    body = await response.json();
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const message = body && body.error && typeof body.error.message === "string" ? body.error.message : response.statusText;
+    throw new ApiError(response.status, message || "the request failed");
+  }
+  return body;
+}
+
+// The base path of a conversation: an agent, or one of its subagents.
+export function conversationPath(agent, call) {
+  const base = "/api/agents/" + encodeURIComponent(agent);
+  return call == null ? base : base + "/subagents/" + encodeURIComponent(call);
+}
+
+export function page(base, { cut = true, limit = null, before = null } = {}) {
+  const query = new URLSearchParams();
+  if (cut) query.set("parts", "cut");
+  if (limit != null) query.set("limit", String(limit));
+  if (before != null) query.set("before", before);
+  const q = query.toString();
+  return getJson(base + "/messages" + (q ? "?" + q : ""));
+}
+
+export function wholePart(base, messageId, index) {
+  return getJson(base + "/messages/" + encodeURIComponent(messageId) + "/parts/" + encodeURIComponent(String(index)));
+}

@@ -1,0 +1,169 @@
+// The panel: the agents of each workspace, and an agent's transcript at /agents/{agent}.
+
+import { ApiError, getJson } from "./api.js";
+import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { el } from "./parts.js";
+import { Transcript, agentInfo, scrollToBottom } from "./transcript.js";
+
+const main = document.getElementById("main");
+const crumb = document.getElementById("crumb");
+let current = null;
+
+function relative(stamp) {
+  const then = Date.parse(stamp);
+  if (Number.isNaN(then)) return "";
+  const s = Math.max(0, (Date.now() - then) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
+  return new Date(then).toISOString().slice(0, 10);
+}
+
+function navLink(href, text, className) {
+  const a = el("a", className, text);
+  a.href = href;
+  a.dataset.nav = "";
+  return a;
+}
+
+async function agentsView() {
+  crumb.replaceChildren();
+  document.title = "Foldline";
+  const me = await getJson("/api/me");
+  document.getElementById("who").textContent = me.name || "";
+  const view = el("div", "agents");
+  if (!me.workspaces.length) view.append(el("p", "muted", "You are not in any workspace yet."));
+  const lists = await Promise.all(
+    me.workspaces.map((w) => getJson("/api/agents?workspace_id=" + encodeURIComponent(w.id))),
+  );
+  me.workspaces.forEach((workspace, i) => {
+    const section = el("section", "workspace");
+    section.dataset.workspace = workspace.id;
+    section.append(el("h2", "", workspace.name));
+    const agents = lists[i].agents;
+    if (!agents.length) section.append(el("p", "muted", "No agents yet."));
+    const ul = el("ul", "agent-list");
+    for (const agent of agents) {
+      const li = el("li");
+      li.dataset.agent = agent.id;
+      li.append(navLink("/agents/" + encodeURIComponent(agent.id), agent.title || "Untitled agent", "agent-title"));
+      const when = el("time", "muted", relative(agent.updated_at));
+      when.dateTime = agent.updated_at;
+      when.title = agent.updated_at;
+      li.append(when);
+      ul.append(li);
+    }
+    section.append(ul);
+    view.append(section);
+  });
+  main.replaceChildren(view);
+}
+
+function button(text, onClick, className = "") {
+  const b = el("button", className, text);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function fileName(info, ext) {
+  const base = (info.title || "transcript").replace(/[^\w.-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 60) || "transcript";
+  return `${base}.${ext}`;
+}
+
+function toolbar(info, status) {
+  const bar = el("div", "toolbar");
+  const note = (text) => {
+    status.textContent = text;
+  };
+  const run = async (label, work) => {
+    note(label + "…");
+    try {
+      await work();
+      note(label + ": done");
+    } catch (error) {
+      note(label + " failed: " + error.message);
+    }
+  };
+  bar.append(
+    button("Copy transcript", () => run("Copy transcript", () => copyText(wholeTranscript(info.id).then(toMarkdown))), "copy-transcript"),
+    button("Download Markdown", () => run("Download Markdown", async () => download(fileName(info, "md"), toMarkdown(await wholeTranscript(info.id)), "text/markdown")), "download-md"),
+    button("Download JSON", () => run("Download JSON", async () => download(fileName(info, "json"), toJson(await wholeTranscript(info.id)), "application/json")), "download-json"),
+    status,
+  );
+  return bar;
+}
+
+async function transcriptView(agent) {
+  let info;
+  try {
+    info = await agentInfo(agent);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) {
+      main.replaceChildren(el("p", "notice", "This agent was not found, or you are not in its workspace."));
+      return;
+    }
+    throw error;
+  }
+  document.title = (info.title || "Agent") + " · Foldline";
+  crumb.replaceChildren(el("span", "sep", "/"), el("span", "", info.title || "Untitled agent"));
+  const view = el("div", "agent");
+  const status = el("span", "muted status");
+  status.setAttribute("role", "status");
+  view.append(toolbar(info, status));
+  const body = el("div", "transcript");
+  view.append(body);
+  main.replaceChildren(view);
+  const subagents = new Set(info.subagents || []);
+  let refresh = null;
+  const transcript = new Transcript(body, {
+    agent,
+    subagents,
+    onLive: (message) => {
+      const calls = (message.parts || []).map((p) => p && p.toolCallId).filter((c) => typeof c === "string" && !subagents.has(c));
+      if (!calls.length || refresh) return;
+      refresh = setTimeout(async () => {
+        refresh = null;
+        const fresh = await agentInfo(agent).catch(() => null);
+        if (!fresh) return;
+        const before = subagents.size;
+        for (const call of fresh.subagents || []) subagents.add(call);
+        if (subagents.size !== before) transcript.redrawAll();
+      }, 500);
+    },
+  });
+  current = transcript;
+  await transcript.start();
+  scrollToBottom();
+  transcript.observeTop();
+  performance.mark("foldline:newest-page"); // read by bench/panel_load.py
+}
+
+async function route() {
+  if (current) current.stop();
+  current = null;
+  const match = /^\/agents\/([^/]+)\/?$/.exec(location.pathname);
+  try {
+    if (match) await transcriptView(decodeURIComponent(match[1]));
+    else await agentsView();
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return;
+    main.replaceChildren(el("p", "notice error", "Something went wrong: " + error.message));
+  }
+  document.body.dataset.ready = "1";
+}
+
+document.addEventListener("click", (event) => {
+  const a = event.target.closest("a[data-nav], a.brand");
+  if (!a || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
+  event.preventDefault();
+  if (a.getAttribute("href") !== location.pathname) history.pushState(null, "", a.getAttribute("href"));
+  route();
+});
+window.addEventListener("popstate", route);
+
+getJson("/api/me").then((me) => {
+  document.getElementById("who").textContent = me.name || "";
+}).catch(() => {});
+route();

@@ -1,0 +1,275 @@
+// Drawing one part. Every part is one element with data-message (the message id) and data-part
+// (its stored index); reasoning, tool calls and anything not shown inline are <details> folds.
+// Text from the transcript only ever reaches the page through textContent or text nodes.
+
+import { renderAnsi } from "./ansi.js";
+import { renderMarkdown, safeHref } from "./markdown.js";
+
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+export function toolName(part) {
+  if (part.type === "dynamic-tool") return typeof part.toolName === "string" ? part.toolName : "tool";
+  if (typeof part.type === "string" && part.type.startsWith("tool-")) return part.type.slice(5);
+  return null;
+}
+
+// An output as text: the string, or 2-space indented JSON (the same text the cut measures).
+export function outputText(value) {
+  if (typeof value === "string") return value;
+  const json = JSON.stringify(value, null, 2);
+  return json === undefined ? String(value) : json;
+}
+
+export function formatBytes(n) {
+  if (n < 1024) return n + " B";
+  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + " KB";
+  return (n / 1024 / 1024).toFixed(1) + " MB";
+}
+
+const STATES = {
+  "input-streaming": "writing input…",
+  "input-available": "running",
+  "approval-requested": "waiting for approval",
+  "approval-responded": "answered",
+  "output-available": "done",
+  "output-error": "error",
+  "output-denied": "denied",
+};
+
+const INPUT_KEYS = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt", "message"];
+
+export function shortInput(input) {
+  if (input === undefined || input === null) return "";
+  let text;
+  if (typeof input === "string") text = input;
+  else if (typeof input === "object" && !Array.isArray(input)) {
+    const key = INPUT_KEYS.find((k) => input[k] !== undefined && input[k] !== null);
+    const value = key === undefined ? input : input[key];
+    text = Array.isArray(value) ? value.join(" ") : typeof value === "string" ? value : JSON.stringify(value);
+  } else text = JSON.stringify(input);
+  text = String(text).replace(/\s+/g, " ").trim();
+  return text.length > 140 ? text.slice(0, 139) + "…" : text;
+}
+
+function copyButton(getText, label = "Copy") {
+  const button = el("button", "copy", label);
+  button.type = "button";
+  button.addEventListener("click", async (event) => {
+    event.preventDefault();
+    event.stopPropagation();
+    try {
+      const text = await getText();
+      await navigator.clipboard.writeText(text);
+      button.textContent = "Copied";
+    } catch {
+      button.textContent = "Copy failed";
+    }
+    setTimeout(() => (button.textContent = label), 1500);
+  });
+  return button;
+}
+
+function pre(text, className = "out") {
+  const node = el("pre", className);
+  renderAnsi(node, text);
+  return node;
+}
+
+// The section of a fold that holds the field that may be cut: whole, or both ends and a mark.
+// `fold` is the part's fold state (see transcript.js): {cut, whole, status, error, read()}.
+export function fieldSection(fold, label, wholeText, kind) {
+  const section = el("section", "field");
+  const head = el("div", "field-head");
+  head.append(el("span", "label", label));
+  const thought = kind === "thought";
+  const textOf = async () => {
+    if (wholeText !== null) return wholeText;
+    const part = await fold.read({ user: true });
+    return fieldText(part, fold.cut.field);
+  };
+  head.append(copyButton(textOf));
+  section.append(head);
+  if (wholeText !== null) {
+    section.append(thought ? el("div", "thought-text", wholeText) : pre(wholeText));
+    return section;
+  }
+  const cut = fold.cut;
+  const what = thought ? "thought" : "output";
+  section.classList.add("is-cut");
+  section.append(thought ? el("div", "thought-text head", cut.head) : pre(cut.head, "out head"));
+  const mark = el("div", "cut-mark");
+  mark.setAttribute("role", "status");
+  const shown = new TextEncoder().encode(cut.head + cut.tail).length;
+  const hidden = Math.max(0, cut.bytes - shown);
+  if (fold.status === "reading") {
+    mark.classList.add("reading");
+    mark.append(el("span", "", thought ? "Reading the whole thought…" : "Reading the whole output…"));
+  } else if (fold.status === "failed") {
+    mark.classList.add("failed");
+    mark.append(el("span", "", `The middle (${formatBytes(hidden)} of ${formatBytes(cut.bytes)}) was not read: ${fold.error}. `));
+    const retry = el("button", "retry", "Retry");
+    retry.type = "button";
+    retry.addEventListener("click", () => fold.read({ user: true }));
+    mark.append(retry);
+  } else {
+    mark.append(el("span", "", `⋯ ${formatBytes(hidden)} in the middle not shown · ${formatBytes(cut.bytes)} in all ⋯ `));
+    const read = el("button", "read", `Read the whole ${what}`);
+    read.type = "button";
+    read.addEventListener("click", () => fold.read({ user: true }));
+    mark.append(read);
+  }
+  section.append(mark);
+  section.append(thought ? el("div", "thought-text tail", cut.tail) : pre(cut.tail, "out tail"));
+  return section;
+}
+
+export function fieldText(part, field) {
+  const value = part[field];
+  return field === "text" ? String(value ?? "") : outputText(value);
+}
+
+function jsonBlock(label, value) {
+  const section = el("section", "field");
+  const head = el("div", "field-head");
+  head.append(el("span", "label", label));
+  const text = outputText(value);
+  head.append(copyButton(async () => text));
+  section.append(head, pre(text, "out json"));
+  return section;
+}
+
+function summary(...children) {
+  const s = el("summary");
+  s.append(...children);
+  return s;
+}
+
+function fold(className, msgId, index) {
+  const details = el("details", "fold " + className);
+  details.dataset.message = msgId;
+  details.dataset.part = String(index);
+  return details;
+}
+
+function sizeNote(cut, wholeText) {
+  if (cut) return el("span", "size cut", formatBytes(cut.bytes) + " · cut");
+  if (wholeText !== null && wholeText.length > 2000) return el("span", "size", formatBytes(new TextEncoder().encode(wholeText).length));
+  return null;
+}
+
+function reasoningFold(msgId, index, part, state) {
+  const details = fold("reasoning", msgId, index);
+  const whole = state.wholeFor(part);
+  const text = whole ? String(whole.text ?? "") : state.cut ? null : String(part.text ?? "");
+  const preview = (text ?? state.cut.head).replace(/\s+/g, " ").trim();
+  const bits = [el("span", "kind", "Thought"), el("span", "preview", preview.slice(0, 120))];
+  const size = sizeNote(whole ? null : state.cut, text);
+  if (size) bits.push(size);
+  if (part.state === "streaming") bits.push(el("span", "badge streaming", "thinking…"));
+  details.append(summary(...bits));
+  const body = el("div", "fold-body");
+  body.append(fieldSection(state, "Thought", text, "thought"));
+  details.append(body);
+  return details;
+}
+
+function toolFold(msgId, index, part, state, ctx) {
+  const name = toolName(part);
+  const details = fold("tool", msgId, index);
+  details.dataset.state = String(part.state ?? "");
+  details.dataset.tool = name;
+  const whole = state.wholeFor(part) || part;
+  const label = STATES[part.state] || String(part.state ?? "");
+  const bits = [
+    el("span", "tool-name", name),
+    el("span", "tool-input", shortInput(part.input)),
+    el("span", "badge state-" + String(part.state ?? "unknown").replace(/[^a-z-]/g, ""), label),
+  ];
+  const cut = state.wholeFor(part) ? null : state.cut;
+  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null);
+  if (size) bits.push(size);
+  details.append(summary(...bits));
+  const body = el("div", "fold-body");
+  if (part.input !== undefined) body.append(jsonBlock("Input", part.input));
+  if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
+  for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
+    if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output"));
+    else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output"));
+  }
+  if (typeof part.toolCallId === "string" && ctx.subagents.has(part.toolCallId)) {
+    body.append(ctx.subagentFold(part.toolCallId));
+  }
+  details.append(body);
+  return details;
+}
+
+function otherFold(msgId, index, part) {
+  const details = fold("other", msgId, index);
+  details.append(summary(el("span", "kind", String(part.type ?? "part"))));
+  const body = el("div", "fold-body");
+  body.append(jsonBlock("Data", part));
+  details.append(body);
+  return details;
+}
+
+function fileNode(msgId, index, part) {
+  const node = el("div", "part file");
+  const name = part.filename || part.title || part.url || "file";
+  const href = typeof part.url === "string" ? safeHref(part.url) : null;
+  const label = el(href ? "a" : "span", "file-name", String(name));
+  if (href) {
+    label.href = href;
+    label.rel = "noopener noreferrer nofollow";
+    label.target = "_blank";
+  }
+  node.append(el("span", "kind", "File"), label);
+  if (part.mediaType) node.append(el("span", "media", String(part.mediaType)));
+  const raster = /^data:image\/(png|jpeg|gif|webp);base64,/i;
+  if (typeof part.url === "string" && raster.test(part.url)) {
+    const img = el("img", "file-image");
+    img.alt = String(name);
+    img.src = part.url;
+    node.append(img);
+  }
+  return node;
+}
+
+// One part as an element. `state` is the part's fold state; `ctx` gives subagent folds.
+export function renderPart(msgId, index, part, state, ctx) {
+  let node;
+  const type = typeof part?.type === "string" ? part.type : "";
+  if (toolName(part) !== null) return toolFold(msgId, index, part, state, ctx);
+  if (type === "reasoning") return reasoningFold(msgId, index, part, state);
+  if (type === "text") {
+    node = el("div", "part text");
+    node.append(renderMarkdown(String(part.text ?? "")));
+    if (part.state === "streaming") node.classList.add("streaming");
+  } else if (type === "step-start") {
+    node = el("div", "part step");
+  } else if (type === "file") {
+    node = fileNode(msgId, index, part);
+  } else if (type === "source-url") {
+    node = el("div", "part source");
+    const href = safeHref(part.url ?? "");
+    const a = el(href ? "a" : "span", "", String(part.title || part.url || "source"));
+    if (href) {
+      a.href = href;
+      a.rel = "noopener noreferrer nofollow";
+      a.target = "_blank";
+    }
+    node.append(el("span", "kind", "Source"), a);
+  } else if (type === "source-document") {
+    node = el("div", "part source");
+    node.append(el("span", "kind", "Document"), el("span", "", String(part.title || part.filename || "")));
+  } else {
+    return otherFold(msgId, index, part);
+  }
+  node.dataset.message = msgId;
+  node.dataset.part = String(index);
+  return node;
+}

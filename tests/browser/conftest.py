@@ -1,0 +1,135 @@
+"""Browser fixtures: Debian's Chromium driven by Playwright, against a real Foldline server.
+
+The panel's tests run on one SQLite file of their own (the API's contract suite covers both
+backends); the server is the real app under uvicorn in a thread.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from foldline import Client
+from foldline.app import create_app
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def chromium_path() -> str:
+    found = shutil.which("chromium")
+    if found is None:
+        pytest.fail("the browser tests need Debian's chromium on PATH (apt-get install chromium)")
+    return found
+
+
+def launch(playwright: Playwright) -> Browser:
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
+
+class PanelServer:
+    """``foldline serve`` as a thread: the real app on a free port."""
+
+    def __init__(self, transcripts: Transcripts) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port: int = s.getsockname()[1]
+        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=self.port, log_level="error")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> PanelServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+
+@dataclass
+class Panel:
+    url: str
+    transcripts: Transcripts
+    token: str
+    workspace: str
+    client: Client
+
+    def agent(self, title: str) -> str:
+        agent: str = self.client.create_agent(self.workspace, title=title)["id"]
+        return agent
+
+    def put(self, agent: str, role: str, parts: list[dict[str, Any]], message_id: str | None = None) -> str:
+        mid = message_id or str(uuid.uuid4())
+        self.client.put_message(agent, {"id": mid, "role": role, "parts": parts})
+        return mid
+
+
+@pytest.fixture(scope="session")
+def panel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Panel]:
+    db = str(Path(tmp_path_factory.mktemp("panel")) / "foldline.db")
+    store = open_store(db)
+    transcripts = Transcripts(store, settings=Settings(db=db, poll_seconds=0.2))
+    alice = transcripts.create_account("alice")
+    workspace = transcripts.create_workspace("team", [alice["id"]])
+    with PanelServer(transcripts) as server, Client(server.url, alice["token"]) as client:
+        yield Panel(server.url, transcripts, alice["token"], workspace["id"], client)
+    store.close()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        b = launch(playwright)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser: Browser, panel: Panel) -> Iterator[BrowserContext]:
+    ctx = browser.new_context(
+        base_url=panel.url, permissions=["clipboard-read", "clipboard-write"], accept_downloads=True
+    )
+    ctx.set_default_timeout(10_000)
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Page:
+    return context.new_page()
+
+
+@pytest.fixture
+def signed_in(page: Page, panel: Panel) -> Page:
+    """A page whose browser holds the sign-in cookie."""
+    page.goto(f"/?token={panel.token}")
+    page.wait_for_selector("body[data-ready]")
+    return page

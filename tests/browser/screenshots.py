@@ -1,0 +1,132 @@
+"""Make the panel's screenshots in docs/: ``.venv/bin/python tests/browser/screenshots.py``.
+
+It writes a small, made-up session into a fresh SQLite store, serves it and photographs the
+agents list, a transcript, a cut fold (both ends and the mark) and a fold read whole with headless Chromium.
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conftest import Panel, PanelServer, launch
+
+from foldline import Client
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+TEST_OUTPUT = (
+    "".join(
+        f"tests/test_{name}.py::test_case_{i} \x1b[32mPASSED\x1b[0m{' ' * 10}[{i:3d}%]\n"
+        for i, name in enumerate(["store", "cut", "access", "events", "client"] * 60)
+    )
+    + "\n\x1b[32m===== 300 passed in 41.2s =====\x1b[0m\n"
+)
+
+THOUGHT = (
+    "The failing test is in the events stream. The follower polls every poll_seconds, so a write in "
+    "another process should arrive within one interval. Let me check where the seq is compared.\n\n"
+) * 30
+
+ANSWER = """Fixed. The stream compared `seq` with `>=`, so the last message was sent **twice** after a
+reconnect. Now:
+
+- the follower resumes strictly after `Last-Event-ID`;
+- a test writes through one process and follows through another.
+
+```python
+rows = store.changes(conv, since)  # seq > since
+```
+
+All 300 tests pass; see the run above."""
+
+
+def write_session(panel: Panel) -> str:
+    for title in ["import the codex rollouts", "tune the page query", "write the docs"]:
+        agent = panel.agent(title)
+        panel.put(agent, "user", [{"type": "text", "text": title}])
+    agent = panel.agent("fix the flaky events test")
+    panel.put(agent, "user", [{"type": "text", "text": "The events test fails about one run in ten. Can you fix it?"}])
+
+    def tool(name: str, call: str, command: dict[str, object], output: str) -> dict[str, object]:
+        return {
+            "type": f"tool-{name}",
+            "toolCallId": call,
+            "state": "output-available",
+            "input": command,
+            "output": output,
+        }
+
+    panel.put(
+        agent,
+        "assistant",
+        [
+            {"type": "step-start"},
+            {"type": "reasoning", "text": THOUGHT},
+            {"type": "text", "text": "Let me run the suite first to see the failure."},
+            tool("Bash", "toolu_01", {"command": "pytest -q tests/", "description": "Run the tests"}, TEST_OUTPUT),
+            tool(
+                "Read",
+                "toolu_02",
+                {"file_path": "src/foldline/events.py"},
+                "def stream(changes, wait, since):\n    ...",
+            ),
+            {
+                "type": "tool-Task",
+                "toolCallId": "toolu_03",
+                "state": "output-available",
+                "input": {"description": "Find other seq comparisons", "prompt": "grep for seq comparisons"},
+                "output": "Two places compare seq: store/base.py and events.py.",
+            },
+            {"type": "text", "text": ANSWER},
+        ],
+    )
+    panel.client.put_message(
+        agent,
+        {"id": str(uuid.uuid4()), "role": "assistant", "parts": [{"type": "text", "text": "Looking for `seq` now."}]},
+        call="toolu_03",
+    )
+    return agent
+
+
+def main() -> None:
+    db = str(Path(tempfile.mkdtemp()) / "foldline.db")
+    transcripts = Transcripts(open_store(db), settings=Settings(db=db, poll_seconds=0.2))
+    alice = transcripts.create_account("alice")
+    workspace = transcripts.create_workspace("team", [alice["id"]])
+    with PanelServer(transcripts) as server, Client(server.url, alice["token"]) as client, sync_playwright() as p:
+        panel = Panel(server.url, transcripts, alice["token"], workspace["id"], client)
+        agent = write_session(panel)
+        browser = launch(p)
+        page = browser.new_page(base_url=server.url, viewport={"width": 1100, "height": 760})
+        page.goto(f"/?token={panel.token}")
+        page.locator(f'li[data-agent="{agent}"]').wait_for()
+        page.screenshot(path=str(DOCS / "panel-agents.png"))
+        page.goto(f"/agents/{agent}")
+        page.wait_for_selector(".live[data-state=live]")
+        page.evaluate("window.scrollTo(0, 0)")
+        page.screenshot(path=str(DOCS / "panel-transcript.png"))
+        cut = page.locator("details.reasoning")
+        cut.evaluate("d => { d.open = true; }")  # opened without a read: both ends and the mark
+        cut.locator(".cut-mark").evaluate("m => { m.scrollIntoView({block: 'center'}); }")
+        page.screenshot(path=str(DOCS / "panel-fold-cut.png"))
+        cut.evaluate("d => { d.open = false; }")
+        fold = page.locator("details[data-tool=Bash]")
+        fold.locator("summary").click()
+        fold.locator(".cut-mark").wait_for(state="detached")
+        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -60); }")
+        page.screenshot(path=str(DOCS / "panel-fold-open.png"))
+        browser.close()
+
+
+if __name__ == "__main__":
+    main()

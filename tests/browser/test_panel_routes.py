@@ -1,0 +1,55 @@
+"""The panel's pages over plain HTTP: sign-in, the cookie, redirects, headers."""
+
+from __future__ import annotations
+
+import httpx
+
+from .conftest import Panel
+
+
+def client(panel: Panel) -> httpx.Client:
+    return httpx.Client(base_url=panel.url, follow_redirects=False)
+
+
+def test_token_link_sets_a_strict_http_only_cookie_and_drops_the_token(panel: Panel) -> None:
+    with client(panel) as http:
+        r = http.get(f"/agents/some-agent?token={panel.token}")
+        assert r.status_code == 303 and r.headers["location"] == "/agents/some-agent"
+        cookie = r.headers["set-cookie"]
+        assert cookie.startswith(f"foldline_token={panel.token};")
+        assert "HttpOnly" in cookie and "SameSite=strict" in cookie and "Path=/" in cookie
+        shell = http.get("/")
+        assert shell.status_code == 200
+        csp = shell.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert '<script type="module" src="/static/app.js">' in shell.text
+
+
+def test_a_bad_token_is_refused_and_no_cookie_is_set(panel: Panel) -> None:
+    with client(panel) as http:
+        r = http.get("/?token=fl_wrong")
+        assert r.status_code == 401 and "set-cookie" not in r.headers
+        r = http.post("/signin", data={"token": "fl_wrong", "next": "/"})
+        assert r.status_code == 401 and "set-cookie" not in r.headers
+        assert http.get("/").headers["location"] == "/signin?next=%2F"
+
+
+def test_sign_in_goes_back_only_to_this_site(panel: Panel) -> None:
+    with client(panel) as http:
+        for target, expected in [("/agents/x", "/agents/x"), ("//evil.example", "/"), ("https://evil.example", "/")]:
+            r = http.post("/signin", data={"token": panel.token, "next": target})
+            assert r.status_code == 303 and r.headers["location"] == expected
+
+
+def test_a_form_posted_from_another_site_is_refused(panel: Panel) -> None:
+    with client(panel) as http:
+        r = http.post("/signin", data={"token": panel.token}, headers={"Origin": "https://evil.example"})
+        assert r.status_code == 403 and "set-cookie" not in r.headers
+
+
+def test_sign_out_clears_the_cookie(panel: Panel) -> None:
+    with client(panel) as http:
+        http.get(f"/?token={panel.token}")
+        r = http.post("/signout", headers={"Origin": panel.url})
+        assert r.status_code == 303 and r.headers["location"] == "/signin"
+        assert 'foldline_token=""' in r.headers["set-cookie"] or "Max-Age=0" in r.headers["set-cookie"]
