@@ -8,6 +8,7 @@ sends it) is weighed against claude-code-log's HTML of the same session.
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -62,9 +63,12 @@ def claude_code_log(work: Path) -> tuple[float, int]:
     return seconds, peak
 
 
-def first_page(db: str) -> tuple[int, int, int]:
-    """Bytes of the first page (newest 50 messages, cut) of the largest session, as the API encodes it;
-    of the whole transcript cut; and how many messages it holds."""
+PANEL_FIRST_PAGE = 15  # the panel's first read: static/transcript.js, PAGE
+
+
+def first_page(db: str) -> tuple[bytes, bytes, bytes, int]:
+    """The largest session as the API encodes it: the panel's first page (newest 15, cut), the
+    newest 50 cut, the whole transcript cut; and how many messages it holds."""
     from foldline.importers.writer import agent_id
     from foldline.local import ensure_local
     from foldline.settings import Settings
@@ -74,23 +78,29 @@ def first_page(db: str) -> tuple[int, int, int]:
     t = Transcripts(open_store(db), settings=Settings(db=db))
     local = ensure_local(t, db)
     agent = agent_id(local.workspace_id, f"claude-code:{LARGEST_ID}")
+    first = t.messages(local.account_id, agent, cut=True, limit=PANEL_FIRST_PAGE)
     page = t.messages(local.account_id, agent, cut=True, limit=50)
     whole = t.messages(local.account_id, agent, cut=True)
     t.store.close()
-    return len(orjson.dumps(page)), len(orjson.dumps(whole)), len(whole["messages"])
+    return orjson.dumps(first), orjson.dumps(page), orjson.dumps(whole), len(whole["messages"])
 
 
-def html_size(work: Path) -> int:
+def gzipped(data: bytes) -> int:
+    """Bytes on the wire: the server compresses responses with gzip at level 1."""
+    return len(gzip.compress(data, compresslevel=1))
+
+
+def html_bytes(work: Path) -> bytes:
     session = work / "largest"
     session.mkdir()
     shutil.copy(DATA / LARGEST, session)
     out = session / "out.html"
     run([str(BIN / "claude-code-log"), str(session / LARGEST.name), "-o", str(out), "--no-cache"], work)
-    return out.stat().st_size
+    return out.read_bytes()
 
 
 def main() -> None:
-    console = Console()
+    console = Console(width=150)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         shutil.copytree(DATA, work / "data")
@@ -110,15 +120,21 @@ def main() -> None:
         for tool, files, mb, seconds, peak in rows:
             table.add_row(tool, files, f"{mb:.1f}", f"{seconds:.2f}", f"{mb / seconds:.1f}", f"{peak / 1e6:.0f}")
         console.print(table)
-        (page, whole, count), html = first_page(str(work / "claude.db")), html_size(work)
+        (first, page, whole, count), html = first_page(str(work / "claude.db")), html_bytes(work)
         size = (DATA / LARGEST).stat().st_size / 1e6
         weights = Table(title=f"First view of the largest session ({LARGEST.name}, {size:.2f} MB)")
-        for col in ("what", "bytes", "vs HTML"):
+        for col in ("what", "bytes", "vs HTML", "gzip bytes", "vs HTML gzip"):
             weights.add_column(col, justify="left" if col == "what" else "right")
-        weights.add_row("claude-code-log HTML", f"{html:,}", "1×")
-        weights.add_row("Foldline first page (parts=cut, limit=50)", f"{page:,}", f"{html / page:.1f}× lighter")
-        label = f"Foldline whole transcript (parts=cut, {count} messages)"
-        weights.add_row(label, f"{whole:,}", f"{html / whole:.1f}×")
+        html_gz = gzipped(html)
+        rows = [
+            ("claude-code-log HTML", html),
+            (f"Foldline first page in the panel (parts=cut, limit={PANEL_FIRST_PAGE})", first),
+            ("Foldline page of 50 (parts=cut, limit=50)", page),
+            (f"Foldline whole transcript (parts=cut, {count} messages)", whole),
+        ]
+        for label, data in rows:
+            gz = gzipped(data)
+            weights.add_row(label, f"{len(data):,}", f"{len(html) / len(data):.1f}×", f"{gz:,}", f"{html_gz / gz:.1f}×")
         console.print(weights)
 
 
