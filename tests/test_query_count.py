@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, thought, user
 from sqlalchemy import event
 
-from foldline.store import Store
+from foldline.store import Store, StoredPart
 from foldline.transcripts import Transcripts
 
 
@@ -50,10 +52,19 @@ def test_pages_of_1_and_50_messages_cost_the_same_statements(world: World, trans
     assert len(data) <= 3  # the conversation, its messages, their parts
 
 
-def test_a_cut_page_never_selects_a_whole_body(world: World, transcripts: Transcripts) -> None:
-    fill(world, 2)
-    with counted(transcripts.store) as statements:
-        transcripts.messages(world.alice_id, world.agent, cut=True, limit=4)
-    part_reads = [s for s in statements if "FROM parts" in s]
-    assert len(part_reads) == 1
-    assert "coalesce(parts.cut_body, parts.body)" in part_reads[0]
+def test_a_cut_page_is_built_from_the_stored_cut_alone(world: World, transcripts: Transcripts) -> None:
+    """Store a part whose whole body is not even JSON, beside a sound cut: the cut read never
+    looks at the body (the part arrives cut), while the whole read drops the broken part."""
+    conv = transcripts.conversation(world.alice_id, world.agent)
+    message_id = str(uuid.uuid4())
+    cut_body = orjson.dumps({"type": "tool-bash", "toolCallId": "c", "state": "output-available", "input": {}})
+    ref = {"index": 0, "field": "output", "bytes": 5000, "head": "h" * 2048, "tail": "t" * 2048}
+    stored = StoredPart(0, "bash", "this body is never read", cut_body.decode(), orjson.dumps(ref).decode())
+    head = orjson.dumps({"id": message_id, "role": "assistant"}).decode()
+    transcripts.store.put_message(conv, message_id, "assistant", head, [stored])
+
+    cut = transcripts.messages(world.alice_id, world.agent, cut=True)["messages"][-1]
+    assert cut["parts"] == [orjson.loads(cut_body)]
+    assert cut["cutParts"] == [ref]
+    whole = transcripts.messages(world.alice_id, world.agent)["messages"][-1]
+    assert whole["parts"] == [] and whole["skippedParts"] == [0]

@@ -7,6 +7,7 @@ __version__ = "0.1.0"
 from .client import Client
 from .errors import (
     BadRequest,
+    Conflict,
     FoldlineError,
     Forbidden,
     Invalid,
@@ -19,6 +20,7 @@ from .errors import (
 __all__ = [
     "BadRequest",
     "Client",
+    "Conflict",
     "FoldlineError",
     "Forbidden",
     "Invalid",

@@ -52,13 +52,20 @@ def tool_name(part: dict[str, Any]) -> str | None:
 
 
 def candidate(part: dict[str, Any]) -> tuple[str, str] | None:
-    """The field of ``part`` that may be cut, with its text, or ``None``."""
+    """The field of ``part`` that may be cut, with its text, or ``None``.
+
+    A thought's text; a tool's output or error text; an attachment's ``data:`` URL (a file sent
+    inline is sent by reference, as the seed's follow-up asked). Whether a tool's part is sent
+    cut is the registry's call, made when it is read.
+    """
     kind = part.get("type")
     if kind == "reasoning":
         text = part.get("text")
         return ("text", text) if isinstance(text, str) else None
+    if kind in ("file", "reasoning-file"):
+        url = part.get("url")
+        return ("url", url) if isinstance(url, str) and url.startswith("data:") else None
     field = TOOL_STATES_WITH_TEXT.get(str(part.get("state")))
     if field is None or tool_name(part) is None or field not in part:
         return None
-    value = part[field]
-    return field, output_text(value)
+    return field, output_text(part[field])

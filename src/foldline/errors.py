@@ -5,6 +5,7 @@
     ├── Unauthorized        401  no token, or one that is not known
     ├── Forbidden           403  a member of the workspace writing to an agent it does not own
     ├── NotFound            404  one answer for every cause, so it reveals nothing
+    ├── Conflict            409  a turn-end that kept racing the agent's own writes
     ├── PayloadTooLarge     413  a body over the configured limit
     ├── Invalid             422  the write door refused the message; ``where`` names the field
     └── TransportError      ---  (client only) the server could not be reached
@@ -56,6 +57,11 @@ class NotFound(FoldlineError):
         super().__init__("not found")
 
 
+class Conflict(FoldlineError):
+    status = 409
+    code = "conflict"
+
+
 class PayloadTooLarge(FoldlineError):
     status = 413
     code = "too_large"
@@ -71,7 +77,7 @@ class TransportError(FoldlineError):
 
 
 BY_CODE: dict[str, type[FoldlineError]] = {
-    cls.code: cls for cls in (BadRequest, Unauthorized, Forbidden, NotFound, PayloadTooLarge, Invalid)
+    cls.code: cls for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, Invalid)
 }
 
 

@@ -180,7 +180,7 @@ def check_schema(validator: Any, value: Any, where: str, what: str) -> None:
     if error is not None:
         path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
         # Only the schema's complaint, never the offending value.
-        raise fail(f"{where}{path}", f"{what} does not match the tool's schema ({error.validator})")
+        raise fail(f"{where}{path}", f"{what} does not match its schema ({error.validator})")
 
 
 def check_tool_schemas(part: dict[str, Any], where: str, registry: Registry) -> None:
@@ -203,13 +203,12 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
     """The write door's full validation. Returns the message as stored (nothing stripped)."""
     if not isinstance(message, dict):
         raise fail("", "a message must be a JSON object")
-    if message_id is not None:
-        if "id" not in message:
-            message = {"id": message_id, **message}
-        elif message["id"] != message_id:
-            raise fail("id", "the message id must match the id in the path")
-    if not isinstance(message.get("id"), str) or not is_uuid(message["id"]):
+    found = canonical(message.get("id", message_id))
+    if found is None:
         raise fail("id", "'id' must be a UUID")
+    if message_id is not None and found != message_id:
+        raise fail("id", "the message id must match the id in the path")
+    message = {**message, "id": found}
     role = message.get("role")
     if role not in ROLES:
         raise fail("role", "'role' must be system, user or assistant")
@@ -240,13 +239,24 @@ def readable_part(part: Any, registry: Registry) -> bool:
 
 
 def readable_metadata(message: dict[str, Any], registry: Registry) -> bool:
-    validator = registry.metadata_validators.get(message.get("role", ""))
+    role = message.get("role")
+    validator = registry.metadata_validators.get(role) if isinstance(role, str) else None
     return "metadata" not in message or validator is None or validator.is_valid(message["metadata"])
 
 
-def is_uuid(value: str) -> bool:
+def canonical(value: Any) -> str | None:
+    """``value`` as a lowercase canonical UUID (8-4-4-4-12 hex digits, any case), or ``None``.
+
+    UUIDs are compared without regard to case, so ``8C24…`` and ``8c24…`` name one message.
+    """
+    if not isinstance(value, str) or len(value) != 36:
+        return None
     try:
-        uuid.UUID(value)
-    except (ValueError, AttributeError, TypeError):
-        return False
-    return len(value) == 36
+        found = str(uuid.UUID(value))
+    except ValueError:
+        return None
+    return found if found == value.lower() else None
+
+
+def is_uuid(value: Any) -> bool:
+    return canonical(value) is not None

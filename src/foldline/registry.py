@@ -18,6 +18,8 @@ from typing import Any
 import jsonschema
 import orjson
 
+from .store.base import TextTools
+
 
 @dataclass(frozen=True)
 class Tool:
@@ -76,12 +78,11 @@ class Registry:
     def tool(self, name: str) -> Tool | None:
         return self.tools.get(name)
 
-    def drawn_as_text(self, name: str) -> bool:
-        """Whether the panel draws this tool's output as text, so that it may be cut."""
-        tool = self.tools.get(name)
-        if tool is not None:
-            return tool.text
-        return name.startswith(self.dynamic_text_prefixes)
+    @cached_property
+    def text_tools(self) -> TextTools:
+        """The tools whose parts a cut read sends cut, as the store takes them."""
+        names = frozenset(name for name, tool in self.tools.items() if tool.text)
+        return TextTools(names, self.dynamic_text_prefixes, frozenset(self.tools) - names)
 
     def retired(self, name: str) -> bool:
         tool = self.tools.get(name)

@@ -1,4 +1,4 @@
-"""Settings, from the CLI and ``FOLDLINE_*`` environment variables."""
+"""Settings, from the CLI and ``FOLDLINE_*`` environment variables (read when a Settings is made)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,29 @@ def default_db() -> str:
     return os.environ.get("FOLDLINE_DB") or DEFAULT_DB
 
 
+def env_number(name: str, default: str) -> float:
+    raw = os.environ.get(name) or default
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, not {raw!r}") from None
+
+
+def default_registry() -> Path | None:
+    raw = os.environ.get("FOLDLINE_REGISTRY")
+    return Path(raw) if raw else None
+
+
 @dataclass(frozen=True)
 class Settings:
     db: str = field(default_factory=default_db)
-    bound: int = int(os.environ.get("FOLDLINE_BOUND", "4096"))
-    max_body: int = int(os.environ.get("FOLDLINE_MAX_BODY", str(32 * 1024 * 1024)))
-    registry: Path | None = Path(os.environ["FOLDLINE_REGISTRY"]) if os.environ.get("FOLDLINE_REGISTRY") else None
-    page_limit_max: int = 1000
-    poll_seconds: float = float(os.environ.get("FOLDLINE_POLL_SECONDS", "1.0"))
+    bound: int = field(default_factory=lambda: int(env_number("FOLDLINE_BOUND", "4096")))
+    max_body: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_BODY", str(32 * 1024 * 1024))))
+    registry: Path | None = field(default_factory=default_registry)
+    poll_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_POLL_SECONDS", "1.0"))
+
+    def __post_init__(self) -> None:
+        if self.bound < 2:
+            raise ValueError("the cut's bound (FOLDLINE_BOUND) must be at least 2 code points")
+        if self.max_body < 1 or self.poll_seconds <= 0:
+            raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")

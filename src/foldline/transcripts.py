@@ -16,14 +16,16 @@ from typing import Any
 import orjson
 
 from .cut import candidate, cut_text, tool_name
-from .errors import BadRequest, Forbidden, Invalid, NotFound, Unauthorized
-from .message import check_message, is_uuid, readable_metadata, readable_part
+from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from .message import canonical, check_message, readable_metadata, readable_part
 from .registry import Registry
 from .settings import Settings
-from .store import Conversation, MessageRow, Store, StoredPart
+from .store import Conversation, MessageRow, StaleWrite, Store, StoredPart
 
 TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
+TURN_END_TRIES = 5
+CALL_MAX = 512
 
 Json = dict[str, Any]
 
@@ -68,19 +70,21 @@ class Transcripts:
         return {**account, "token": token}
 
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
-        for account_id in member_ids:
-            self._known_account(account_id)
-        return self.store.create_workspace(str(uuid.uuid4()), name, member_ids)
+        members = [self._known_account(account_id) for account_id in member_ids]
+        return self.store.create_workspace(str(uuid.uuid4()), name, members)
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
-        self._known_account(account_id)
-        if not is_uuid(workspace_id) or not self.store.workspace_exists(workspace_id):
+        account_id = self._known_account(account_id)
+        workspace_id = canonical_uuid(workspace_id)
+        if not self.store.workspace_exists(workspace_id):
             raise NotFound()
         self.store.add_member(workspace_id, account_id)
 
-    def _known_account(self, account_id: str) -> None:
-        if not is_uuid(account_id) or self.store.account(account_id) is None:
+    def _known_account(self, account_id: str) -> str:
+        account_id = canonical_uuid(account_id)
+        if self.store.account(account_id) is None:
             raise NotFound()
+        return account_id
 
     def me(self, account_id: str) -> Json:
         account = self.store.account(account_id) or {"id": account_id, "name": ""}
@@ -93,7 +97,8 @@ class Transcripts:
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
         if title is not None and not isinstance(title, str):
             raise Invalid("'title' must be a string", where="title")
-        if not is_uuid(workspace_id) or not self.store.is_member(workspace_id, account):
+        workspace_id = canonical_uuid(workspace_id)
+        if not self.store.is_member(workspace_id, account):
             raise NotFound()
         conv = self.store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
@@ -103,7 +108,8 @@ class Transcripts:
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
-        if not is_uuid(workspace_id) or not self.store.is_member(workspace_id, account):
+        workspace_id = canonical_uuid(workspace_id)
+        if not self.store.is_member(workspace_id, account):
             raise NotFound()
         return {"agents": [conversation_json(c) for c in self.store.agents(workspace_id)]}
 
@@ -113,9 +119,9 @@ class Transcripts:
 
     def conversation(self, account: str, agent_id: str, call: str | None = None) -> Conversation:
         """The conversation ``account`` may read, or the one not-found."""
-        if not is_uuid(agent_id) or (call is not None and not call):
+        if call is not None and not is_call(call):
             raise NotFound()
-        conv = self.store.visible_conversation(account, agent_id, call)
+        conv = self.store.visible_conversation(account, canonical_uuid(agent_id), call)
         if conv is None:
             raise NotFound()
         return conv
@@ -123,40 +129,45 @@ class Transcripts:
     # -- the write door ------------------------------------------------------------------
 
     def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
-        if not is_uuid(message_id):
+        message_id = canonical_uuid(message_id)
+        parent = self._owned(account, agent_id)
+        if call is not None and not is_call(call):
             raise NotFound()
-        conv = self._writable_by(account, agent_id, call)
         message = check_message(body, self.registry, message_id)
+        # A subagent's conversation is made by its first write, and only once that write passed.
+        conv = parent if call is None else self._subagent(account, parent, call)
         return self._store(conv, message)
 
-    def _writable_by(self, account: str, agent_id: str, call: str | None) -> Conversation:
-        parent = self.conversation(account, agent_id)
-        if parent.owner_id != account:
+    def _owned(self, account: str, agent_id: str) -> Conversation:
+        """The agent, if ``account`` may write to it: its owner (a mere member is refused)."""
+        conv = self.conversation(account, agent_id)
+        if conv.owner_id != account:
             raise Forbidden("only the agent's owner may write to it")
-        if call is None:
-            return parent
-        if not call or len(call) > 512:
-            raise NotFound()
-        conv = self.store.visible_conversation(account, agent_id, call)
-        if conv is None:
-            conv = self.store.create_conversation(
-                str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
-            )
         return conv
 
-    def _store(self, conv: Conversation, message: Json) -> Json:
+    def _subagent(self, account: str, parent: Conversation, call: str) -> Conversation:
+        found = self.store.visible_conversation(account, parent.id, call)
+        if found is not None:
+            return found
+        return self.store.create_conversation(
+            str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
+        )
+
+    def _store(self, conv: Conversation, message: Json, expect_seq: int | None = None) -> Json:
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
-        seq, created = self.store.put_message(conv, message["id"], message["role"], orjson.dumps(head).decode(), stored)
+        seq, created = self.store.put_message(
+            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq
+        )
         for listener in self.listeners:
             listener(conv.id)
         return {"id": message["id"], "seq": seq, "created": created}
 
     def _stored_part(self, index: int, part: Json) -> StoredPart:
+        """A part to store, with its cut if it has a field over the bound (of any tool: whether
+        the cut is sent is decided by the registry when the part is read)."""
         body = orjson.dumps(part).decode()
         name = tool_name(part)
-        if part.get("type") != "reasoning" and (name is None or not self.registry.drawn_as_text(name)):
-            return StoredPart(index, name, body)
         found = candidate(part)
         cut = cut_text(*found, bound=self.settings.bound) if found else None
         if cut is None:
@@ -166,24 +177,28 @@ class Transcripts:
         return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode())
 
     def end_turn(self, account: str, agent_id: str, call: str | None = None) -> Json:
-        """Give every open tool part of the last assistant message an unknown outcome."""
-        conv = self._writable_by(account, agent_id, call)
-        message_id = self.store.last_message_id(conv, "assistant")
-        row = self.store.message(conv, message_id) if message_id else None
-        if row is None:
-            return {"message": None, "ended": []}
-        message = self._whole(row)
-        ended = []
-        for index, part in enumerate(message["parts"]):
-            if tool_name(part) is not None and part.get("state") in OPEN_STATES:
-                ended.append(index)
-                part["state"] = "output-error"
-                part["errorText"] = TURN_ENDED
-                if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
-                    part.pop("approval", None)
-        if ended:  # valid by construction: inputs kept, each open tool given an outcome
-            self._store(conv, message)
-        return {"message": message["id"], "ended": ended}
+        """Give every open tool part of the last assistant message an unknown outcome.
+
+        The rewrite is a compare-and-set: if the agent writes that message meanwhile (a tool's
+        real outcome arriving), the turn-end reads it again rather than overwrite it.
+        """
+        parent = self._owned(account, agent_id)
+        conv = parent if call is None else self.conversation(account, agent_id, call)
+        for _ in range(TURN_END_TRIES):
+            message_id = self.store.last_message_id(conv, "assistant")
+            row = self.store.message(conv, message_id) if message_id else None
+            if row is None:
+                return {"message": None, "ended": []}
+            message = self._whole(row)
+            ended = close_open_tools(message["parts"])
+            if not ended:
+                return {"message": message["id"], "ended": []}
+            try:  # valid by construction: inputs kept, each open tool given an outcome
+                self._store(conv, message, expect_seq=row.seq)
+            except StaleWrite:
+                continue
+            return {"message": message["id"], "ended": ended}
+        raise Conflict("the last message kept changing; end the turn again")
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -198,21 +213,23 @@ class Transcripts:
         before: str | None = None,
     ) -> Json:
         conv = self.conversation(account, agent_id, call)
-        rows, more = self.store.page(conv, cut=cut, limit=limit, before=parse_cursor(before))
+        text_tools = self.registry.text_tools if cut else None
+        rows, more, seq = self.store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
         out = [self._readable(row) for row in rows]
         cursor = str(rows[0].position) if more and rows else None
-        # `seq`: follow the events from here (GET …/events?since=seq) to miss nothing.
-        return {"messages": out, "next": cursor, "seq": conv.seq}
+        # `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
+        return {"messages": out, "next": cursor, "seq": seq}
 
     def changes(self, conv: Conversation, since: int) -> list[tuple[int, Json]]:
         """Messages written after ``since``, cut, each with the seq that wrote it."""
-        return [(row.seq, self._readable(row)) for row in self.store.changes(conv, since)]
+        rows = self.store.changes(conv, since, self.registry.text_tools)
+        return [(row.seq, self._readable(row)) for row in rows]
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
         conv = self.conversation(account, agent_id, call)
-        if not is_uuid(message_id) or not (index.isascii() and index.isdigit()) or len(index) > 9:
+        if not (index.isascii() and index.isdigit()) or len(index) > 9:
             raise NotFound()
-        found = self.store.part(conv, message_id, int(index))
+        found = self.store.part(conv, canonical_uuid(message_id), int(index))
         if found is None:
             raise NotFound()
         part = decoded(found[0])
@@ -255,8 +272,11 @@ class Transcripts:
     def _part_ok(self, part: Any, cut: Json | None) -> bool:
         if cut is None or not isinstance(part, dict):
             return readable_part(part, self.registry)
+        field = cut.get("field")
+        if not isinstance(field, str) or not isinstance(cut.get("index"), int):
+            return False
         # A cut part lacks its field; check its shape as if the field were there.
-        return readable_part({**part, cut["field"]: ""}, self.registry)
+        return readable_part({**part, field: ""}, self.registry)
 
 
 def decoded(text: str) -> Any:
@@ -273,3 +293,28 @@ def parse_cursor(before: str | None) -> int | None:
     if not (before.isascii() and before.isdigit()) or len(before) > 18:
         raise BadRequest("'before' must be a cursor from a previous page's 'next'", where="before")
     return int(before)
+
+
+def close_open_tools(parts: list[Json]) -> list[int]:
+    """Give each open tool part the unknown outcome, in place; return their indexes."""
+    ended = []
+    for index, part in enumerate(parts):
+        if tool_name(part) is not None and part.get("state") in OPEN_STATES:
+            ended.append(index)
+            part["state"] = "output-error"
+            part["errorText"] = TURN_ENDED
+            if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
+                part.pop("approval", None)
+    return ended
+
+
+def is_call(call: str) -> bool:
+    return 0 < len(call) <= CALL_MAX
+
+
+def canonical_uuid(value: str) -> str:
+    """A UUID in its lowercase canonical form; anything else is the one not-found."""
+    found = canonical(value)
+    if found is None:
+        raise NotFound()
+    return found

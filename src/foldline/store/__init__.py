@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Conversation, MessageRow, Store, StoredPart
+from .base import Conversation, MessageRow, StaleWrite, Store, StoredPart, TextTools
 
-__all__ = ["Conversation", "MessageRow", "Store", "StoredPart", "normalize_url", "open_store"]
+__all__ = [
+    "Conversation",
+    "MessageRow",
+    "StaleWrite",
+    "Store",
+    "StoredPart",
+    "TextTools",
+    "normalize_url",
+    "open_store",
+]
 
 
 def normalize_url(url: str) -> str:

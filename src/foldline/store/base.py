@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, delete, func, insert, select, update
+from sqlalchemy import Connection, Engine, and_, case, delete, false, func, insert, or_, select, update
 
 from .schema import (
     MIGRATIONS,
@@ -55,6 +55,20 @@ class StoredPart:
     body: str
     cut_body: str | None = None
     cut_ref: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TextTools:
+    """Which parts a cut read sends cut: those with no tool (thoughts, files), the tools in
+    ``names``, and tools named with one of ``prefixes`` unless registered as not text (``others``)."""
+
+    names: frozenset[str]
+    prefixes: tuple[str, ...] = ()
+    others: frozenset[str] = frozenset()
+
+
+class StaleWrite(Exception):
+    """A compare-and-set write found the message changed since it was read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,11 +292,18 @@ class Store:
     # -- messages ------------------------------------------------------------------------
 
     def put_message(
-        self, conv: Conversation, message_id: str, role: str, head: str, stored: Sequence[StoredPart]
+        self,
+        conv: Conversation,
+        message_id: str,
+        role: str,
+        head: str,
+        stored: Sequence[StoredPart],
+        expect_seq: int | None = None,
     ) -> tuple[int, bool]:
         """Create or replace one message and its parts in one transaction.
 
-        Returns the write's seq and whether the message is new.
+        Returns the write's seq and whether the message is new. With ``expect_seq`` the write
+        happens only if the message is still the one written at that seq (else ``StaleWrite``).
         """
         stamp = now()
         with self.write() as conn:
@@ -294,9 +315,15 @@ class Store:
             ).scalar_one()
             if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
                 conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
-            old = conn.execute(
-                select(messages.c.position).where(messages.c.conversation_id == conv.id, messages.c.id == message_id)
-            ).scalar()
+            # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
+            found = conn.execute(
+                select(messages.c.position, messages.c.seq).where(
+                    messages.c.conversation_id == conv.id, messages.c.id == message_id
+                )
+            ).first()
+            if expect_seq is not None and (found is None or found.seq != expect_seq):
+                raise StaleWrite(message_id)
+            old = None if found is None else found.position
             position = seq if old is None else old
             values = {
                 "conversation_id": conv.id,
@@ -333,16 +360,18 @@ class Store:
         return int(seq), old is None
 
     def page(
-        self, conv: Conversation, *, cut: bool, limit: int | None, before: int | None
-    ) -> tuple[list[MessageRow], bool]:
-        """Newest ``limit`` messages before position ``before``, oldest first; and whether older ones exist.
+        self, conv: Conversation, *, cut: TextTools | None, limit: int | None, before: int | None
+    ) -> tuple[list[MessageRow], bool, int]:
+        """Newest ``limit`` messages before position ``before``, oldest first; whether older ones
+        exist; and the conversation's seq in the same snapshot.
 
         Two indexed queries whatever the page holds: the messages, then their parts. With
-        ``cut`` a part's body is read only where no cut was stored for it.
+        ``cut`` a part's body is read only where it is sent whole.
         """
-        query = select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head).where(
-            messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id
-        )
+        conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
+        query = select(
+            messages.c.id, messages.c.position, messages.c.seq, messages.c.head, conv_seq.label("conv_seq")
+        ).where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
         if before is not None:
             query = query.where(messages.c.position < before)
         query = query.order_by(messages.c.position.desc())
@@ -354,15 +383,15 @@ class Store:
             rows = list(found[:limit] if limit is not None else found)
             rows.reverse()
             if not rows:
-                return [], False
+                return [], False, conv.seq
             part_rows = conn.execute(
                 self._parts_query(conv, cut)
                 .where(parts.c.position >= rows[0].position, parts.c.position <= rows[-1].position)
                 .order_by(parts.c.position, parts.c.idx)
             ).all()
-        return self._assemble(rows, part_rows, key="position"), more
+        return self._assemble(rows, part_rows, key="position"), more, int(rows[0].conv_seq)
 
-    def changes(self, conv: Conversation, since: int) -> list[MessageRow]:
+    def changes(self, conv: Conversation, since: int, cut: TextTools) -> list[MessageRow]:
         """The messages written after ``since`` (a seq), in cut form, in the order they were written."""
         with self.read() as conn:
             rows = conn.execute(
@@ -375,17 +404,26 @@ class Store:
             if not rows:
                 return []
             part_rows = conn.execute(
-                self._parts_query(conv, True).where(parts.c.seq > since).order_by(parts.c.seq, parts.c.idx)
+                self._parts_query(conv, cut).where(parts.c.seq > since).order_by(parts.c.seq, parts.c.idx)
             ).all()
         return self._assemble(rows, part_rows, key="seq")
 
     @staticmethod
-    def _parts_query(conv: Conversation, cut: bool) -> Any:
-        body = func.coalesce(parts.c.cut_body, parts.c.body) if cut else parts.c.body
-        ref = parts.c.cut_ref if cut else None
-        columns = [parts.c.position, parts.c.seq, parts.c.idx, body.label("body")]
-        if ref is not None:
-            columns.append(ref.label("ref"))
+    def _parts_query(conv: Conversation, cut: TextTools | None) -> Any:
+        columns: list[Any] = [parts.c.position, parts.c.seq, parts.c.idx]
+        if cut is None:
+            columns.append(parts.c.body.label("body"))
+        else:
+            # Sent cut: a part with a stored cut whose tool is drawn as text (per today's registry).
+            by_prefix = or_(false(), *(parts.c.tool.startswith(prefix, autoescape=True) for prefix in cut.prefixes))
+            drawn = or_(
+                parts.c.tool.is_(None),
+                parts.c.tool.in_(sorted(cut.names)),
+                and_(parts.c.tool.not_in(sorted(cut.others)), by_prefix),
+            )
+            sent_cut = and_(parts.c.cut_ref.is_not(None), drawn)
+            columns.append(case((sent_cut, parts.c.cut_body), else_=parts.c.body).label("body"))
+            columns.append(case((sent_cut, parts.c.cut_ref), else_=None).label("ref"))
         return select(*columns).where(parts.c.conversation_id == conv.id)
 
     @staticmethod
@@ -415,7 +453,7 @@ class Store:
             if row is None:
                 return None
             part_rows = conn.execute(
-                self._parts_query(conv, False).where(parts.c.message_id == message_id).order_by(parts.c.idx)
+                self._parts_query(conv, None).where(parts.c.message_id == message_id).order_by(parts.c.idx)
             ).all()
         return self._assemble([row], part_rows, key="position")[0]
 
