@@ -66,6 +66,28 @@ def test_errors_are_clean_messages_with_a_non_zero_exit(cli_db: str, args: list[
 
 def test_adding_an_account_to_an_unknown_workspace_is_not_found(cli_db: str) -> None:
     account = run("account", "create", "e", "--db", cli_db, "--json")
-    result = CliRunner().invoke(main, ["workspace", "add", "00000000-0000-0000-0000-000000000000", account["id"],
-                                       "--db", cli_db])
+    result = CliRunner().invoke(
+        main, ["workspace", "add", "00000000-0000-0000-0000-000000000000", account["id"], "--db", cli_db]
+    )
     assert result.exit_code != 0 and "not found" in result.output
+
+
+def test_lists_and_a_new_token_for_a_lost_one(cli_db: str) -> None:
+    a = run("account", "create", "erin", "--db", cli_db, "--json")
+    space = run("workspace", "create", "night shift", "--member", a["id"], "--db", cli_db, "--json")
+    accounts = CliRunner().invoke(main, ["account", "list", "--db", cli_db, "--json"])
+    assert {"id": a["id"], "name": "erin"}.items() <= next(
+        x for x in orjson.loads(accounts.stdout) if x["id"] == a["id"]
+    ).items()
+    spaces = orjson.loads(CliRunner().invoke(main, ["workspace", "list", "--db", cli_db, "--json"]).stdout)
+    assert {"id": space["id"], "name": "night shift", "members": [a["id"]]} in spaces
+    made = run("account", "token", a["id"], "--db", cli_db, "--json")
+    assert made["token"] != a["token"]
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store)
+        assert t.authenticate(made["token"]) == t.authenticate(a["token"]) == a["id"]
+    finally:
+        store.close()
+    unknown = CliRunner().invoke(main, ["account", "token", "00000000-0000-0000-0000-000000000000", "--db", cli_db])
+    assert unknown.exit_code != 0 and "not found" in unknown.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from conftest import World, free_port
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
@@ -51,3 +52,21 @@ def test_errors_arrive_as_their_classes(world: World, transcripts: Transcripts) 
 def test_a_closed_port_is_a_transport_error() -> None:
     with Client(f"http://127.0.0.1:{free_port()}", "fl_x", timeout=5) as client, pytest.raises(TransportError):
         client.me()
+
+
+def test_a_message_without_an_id_gets_one_and_is_stored(world: World) -> None:
+    result = world.alice.put_message(world.agent, {"role": "user", "parts": [{"type": "text", "text": "no id"}]})
+    assert result["created"] is True
+    assert [m["id"] for m in world.alice.messages(world.agent)["messages"]] == [result["id"]]
+
+
+def test_a_trailing_slash_is_not_found_not_a_redirect(world: World) -> None:
+    response = httpx.put(f"{world.url}/api/agents/{world.agent}/messages/", json={},
+                         headers={"Authorization": f"Bearer {world.alice_token}"})
+    assert response.status_code == 404
+
+
+def test_iter_messages_reads_newest_first(world: World) -> None:
+    ids = [world.alice.put_message(world.agent, {"role": "user", "parts": [{"type": "text", "text": str(n)}]})["id"]
+           for n in range(5)]
+    assert [m["id"] for m in world.alice.iter_messages(world.agent, page_size=2)] == ids[::-1]

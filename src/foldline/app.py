@@ -41,12 +41,15 @@ async def on_validation_error(request: Request, exc: Exception) -> Response:
     return error_response(BadRequest("the request's parameters are not valid", where=where or None))
 
 
+HTTP_CODES = {405: "method_not_allowed"}
+
+
 async def on_http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     if exc.status_code == 404:
         return error_response(NotFound())
     error = FoldlineError(str(exc.detail))
-    error.status, error.code = exc.status_code, "http_error"
+    error.status, error.code = exc.status_code, HTTP_CODES.get(exc.status_code, "http_error")
     return error_response(error)
 
 
@@ -67,11 +70,12 @@ def create_app(transcripts: Transcripts) -> FastAPI:
     hub = Hub()
     app = FastAPI(
         lifespan=lifespan,
+        redirect_slashes=False,
         title="Foldline",
         version=__version__,
         summary="Transcripts of coding agents: pages weigh kilobytes, big parts travel by reference.",
         openapi_url="/api/openapi.json",
-        docs_url="/api/docs",
+        docs_url=None,  # Swagger UI loads from a CDN; Foldline must work offline
         redoc_url=None,
     )
     transcripts.listeners.append(hub.notify)

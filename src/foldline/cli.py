@@ -69,9 +69,41 @@ def account_create(name: str, db: str, as_json: bool) -> None:
     emit(created, as_json, f"account {created['id']} ({name})\ntoken {created['token']} (shown once)")
 
 
+@account.command("list")
+@db_option
+@json_option
+def account_list(db: str, as_json: bool) -> None:
+    """List the accounts."""
+    with open_transcripts(db) as transcripts:
+        found = transcripts.store.all_accounts()
+    emit(found, as_json, "\n".join(f"{a['id']}  {a['name']}" for a in found) or "no accounts")
+
+
+@account.command("token")
+@click.argument("account_id")
+@db_option
+@json_option
+def account_token(account_id: str, db: str, as_json: bool) -> None:
+    """Make another token for an account (for a lost one); it is shown once."""
+    with open_transcripts(db) as transcripts:
+        made = transcripts.new_token(account_id)
+    emit(made, as_json, f"token {made['token']} (shown once)")
+
+
 @main.group()
 def workspace() -> None:
     """Manage workspaces."""
+
+
+@workspace.command("list")
+@db_option
+@json_option
+def workspace_list(db: str, as_json: bool) -> None:
+    """List the workspaces and their members' ids."""
+    with open_transcripts(db) as transcripts:
+        found = transcripts.store.all_workspaces()
+    lines = [f"{w['id']}  {w['name']}  members: {', '.join(w['members']) or 'none'}" for w in found]
+    emit(found, as_json, "\n".join(lines) or "no workspaces")
 
 
 @workspace.command("create")

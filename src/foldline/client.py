@@ -13,6 +13,7 @@ Pass ``transport=httpx.ASGITransport(app)`` to talk to an app in the same proces
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -56,7 +57,7 @@ class Client:
             data = orjson.loads(response.content) if response.content else None
         except orjson.JSONDecodeError:
             data = None
-        if response.status_code >= 400:
+        if not response.is_success:
             raise from_body(response.status_code, data)
         return data
 
@@ -89,8 +90,11 @@ class Client:
     # -- writes --------------------------------------------------------------------------
 
     def put_message(self, agent: str, message: Json, *, call: str | None = None) -> Json:
-        """Create or replace ``message`` (its ``id`` names it) in the agent or its subagent."""
-        path = f"{self._base(agent, call)}/messages/{quote(str(message.get('id', '')), safe='')}"
+        """Create or replace ``message`` (its ``id`` names it; one is made if it has none) in the
+        agent or its subagent. Returns ``{"id", "seq", "created"}``."""
+        if message.get("id") is None:
+            message = {**message, "id": str(uuid.uuid4())}
+        path = f"{self._base(agent, call)}/messages/{quote(str(message['id']), safe='')}"
         result: Json = self._call("PUT", path, message)
         return result
 
@@ -123,11 +127,11 @@ class Client:
     def iter_messages(
         self, agent: str, *, call: str | None = None, cut: bool = False, page_size: int = 100
     ) -> Iterator[Json]:
-        """Every message, newest page first, each page oldest first."""
+        """Every message, newest first, read ``page_size`` at a time (stop early to read less)."""
         before = None
         while True:
             page = self.messages(agent, call=call, cut=cut, limit=page_size, before=before)
-            yield from page["messages"]
+            yield from reversed(page["messages"])
             before = page["next"]
             if before is None:
                 return

@@ -46,6 +46,13 @@ def is_text_state(v: Any) -> bool:
     return v in TEXT_STATES
 
 
+EXPECTED: dict[Check, str] = {
+    is_str: "a string",
+    is_obj: "an object",
+    is_bool: "true or false",
+    is_text_state: "'streaming' or 'done'",
+}
+
 PARTS: dict[str, Mapping[str, tuple[bool, Check]]] = {
     "text": {"text": (True, is_str), "state": (False, is_text_state), "providerMetadata": (False, is_obj)},
     "reasoning": {
@@ -116,7 +123,7 @@ def check_fields(part: dict[str, Any], spec: Mapping[str, tuple[bool, Check]], w
             if required:
                 raise fail(f"{where}.{name}", f"'{name}' is required")
         elif not check(part[name]):
-            raise fail(f"{where}.{name}", f"'{name}' has the wrong type")
+            raise fail(f"{where}.{name}", f"'{name}' must be {EXPECTED.get(check, 'of another type')}")
 
 
 def check_approval(state: str, approval: Any, where: str) -> None:

@@ -82,10 +82,20 @@ async def body(request: Request) -> Any:
         if size > limit:
             raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
+    raw = b"".join(chunks)
     try:
-        return orjson.loads(b"".join(chunks))
-    except orjson.JSONDecodeError:
-        raise BadRequest("the body is not valid JSON in UTF-8") from None
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequest(json_error(raw, exc)) from None
+
+
+def json_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
+    """Why a body is not JSON, by position, without quoting it."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"the body is not UTF-8 (byte {bad.start})"
+    return f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
 
 
 Account = Annotated[str, Depends(account)]

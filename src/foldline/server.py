@@ -29,6 +29,6 @@ def run(settings: Settings, host: str, port: int, watch: bool = False, first_imp
     click.echo(f"Foldline on {settings.db}")
     click.echo(f"  panel  {base}/?token={local.token}")
     click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
-    click.echo(f"  docs   {base}/api/docs")
+    click.echo(f"  spec   {base}/api/openapi.json")
     click.echo(f"  local workspace {local.workspace_id}")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="info")

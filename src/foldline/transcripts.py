@@ -69,6 +69,13 @@ class Transcripts:
         account = self.store.create_account(str(uuid.uuid4()), name, hash_token(token))
         return {**account, "token": token}
 
+    def new_token(self, account_id: str) -> Json:
+        """Another token for an account (the old ones keep working); shown once."""
+        account_id = self._known_account(account_id)
+        token = new_token()
+        self.store.add_token(account_id, hash_token(token), "cli")
+        return {"id": account_id, "token": token}
+
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
         members = [self._known_account(account_id) for account_id in member_ids]
         return self.store.create_workspace(str(uuid.uuid4()), name, members)

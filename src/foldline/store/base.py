@@ -165,9 +165,25 @@ class Store:
                 ).scalars()
             )
 
-    def count_accounts(self) -> int:
+    def all_accounts(self) -> list[dict[str, Any]]:
+        query = select(accounts.c.id, accounts.c.name, accounts.c.created_at).order_by(accounts.c.created_at)
         with self.read() as conn:
-            return int(conn.execute(select(func.count()).select_from(accounts)).scalar() or 0)
+            return [{"id": r.id, "name": r.name, "created_at": r.created_at} for r in conn.execute(query)]
+
+    def all_workspaces(self) -> list[dict[str, Any]]:
+        """Every workspace with its members' ids."""
+        query = (
+            select(workspaces.c.id, workspaces.c.name, members.c.account_id)
+            .outerjoin(members, members.c.workspace_id == workspaces.c.id)
+            .order_by(workspaces.c.created_at, workspaces.c.id, members.c.account_id)
+        )
+        found: dict[str, dict[str, Any]] = {}
+        with self.read() as conn:
+            for r in conn.execute(query):
+                space = found.setdefault(r.id, {"id": r.id, "name": r.name, "members": []})
+                if r.account_id is not None:
+                    space["members"].append(r.account_id)
+        return list(found.values())
 
     def create_workspace(self, workspace_id: str, name: str, member_ids: Sequence[str]) -> dict[str, Any]:
         with self.write() as conn:
