@@ -260,6 +260,15 @@ class Store:
                 ).one()
         return Conversation(**row._asdict())
 
+    def set_times(self, conversation_id: str, created_at: str, updated_at: str) -> None:
+        """Date a conversation by its source (an imported session's first and last line)."""
+        with self.write() as conn:
+            conn.execute(
+                update(conversations)
+                .where(conversations.c.id == conversation_id)
+                .values(created_at=created_at, updated_at=updated_at)
+            )
+
     def set_title(self, conversation_id: str, title: str) -> None:
         with self.write() as conn:
             conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(title=title))
