@@ -98,8 +98,16 @@ class Store:
         with self.engine.begin() as conn:
             yield conn
 
-    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
+    def dialect_insert(self, table: Any) -> Any:
+        """The backend's INSERT, which knows ON CONFLICT."""
         raise NotImplementedError
+
+    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
+        """Insert, or on a clash of ``keys`` update ``update_cols`` (none: leave the row)."""
+        stmt = self.dialect_insert(table).values(**values)
+        if not update_cols:
+            return stmt.on_conflict_do_nothing(index_elements=list(keys))
+        return stmt.on_conflict_do_update(index_elements=list(keys), set_={c: stmt.excluded[c] for c in update_cols})
 
     def announce(self, conn: Connection, conversation_id: str) -> None:
         """Tell other processes, when this write commits, that the conversation changed."""

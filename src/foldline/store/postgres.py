@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -42,11 +42,8 @@ class PostgresStore(Store):
     def lock_migrations(self, conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(7438210)"))
 
-    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
-        stmt = pg_insert(table).values(**values)
-        if not update_cols:
-            return stmt.on_conflict_do_nothing(index_elements=list(keys))
-        return stmt.on_conflict_do_update(index_elements=list(keys), set_={c: stmt.excluded[c] for c in update_cols})
+    def dialect_insert(self, table: Any) -> Any:
+        return pg_insert(table)
 
 
 def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) -> None:

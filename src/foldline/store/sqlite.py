@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,11 +27,8 @@ class SQLiteStore(Store):
         with self._writer, self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
             yield conn
 
-    def upsert(self, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]) -> Any:
-        stmt = sqlite_insert(table).values(**values)
-        if not update_cols:
-            return stmt.on_conflict_do_nothing(index_elements=list(keys))
-        return stmt.on_conflict_do_update(index_elements=list(keys), set_={c: stmt.excluded[c] for c in update_cols})
+    def dialect_insert(self, table: Any) -> Any:
+        return sqlite_insert(table)
 
 
 def _on_connect(dbapi_conn: Any, record: Any) -> None:
