@@ -174,3 +174,30 @@ def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> N
         server.should_exit = True
         running.join(10)
     assert not watcher.thread.is_alive()  # stopped with the app
+
+
+def test_a_failing_batch_is_logged_and_the_watch_goes_on(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """A batch that raises (here: the workspace is not the account's) is told, and the thread lives on."""
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    local = ensure_local(t, db)
+    stranger_space = t.create_workspace("not mine", [t.create_account("someone else")["id"]])["id"]
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    stop = threading.Event()
+    watcher = threading.Thread(target=follow, args=(t, [str(folder)], local.account_id, stranger_space, None, stop))
+    caplog.set_level("WARNING", logger="foldline")
+    watcher.start()
+    try:
+        time.sleep(0.5)  # let the watcher start watching before the first write
+        shutil.copy(CLAUDE_FILE, folder / "first.jsonl")
+        wait_until(lambda: any("importing" in r.getMessage() for r in caplog.records))
+        assert watcher.is_alive()
+        caplog.clear()
+        shutil.copy(CLAUDE_FILE, folder / "second.jsonl")  # the next change is still followed
+        wait_until(lambda: any("importing" in r.getMessage() for r in caplog.records))
+        assert watcher.is_alive()
+    finally:
+        stop.set()
+        watcher.join(10)
+    assert not watcher.is_alive()

@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from foldline.errors import NotFound
@@ -130,3 +131,74 @@ def test_an_account_outside_the_workspace_imports_nothing(transcripts: Transcrip
     stranger = transcripts.create_account("stranger")["id"]
     with pytest.raises(NotFound):
         import_paths(transcripts, [CLAUDE_FILE], account_id=stranger, workspace_id=workspace)
+
+
+def claude_lines(session_id: str, call_id: str, result: str, extra: Json) -> bytes:
+    """A tiny Claude Code session: a prompt, one Bash call, its result (and the CLI's ``toolUseResult``)."""
+    base = {"sessionId": session_id, "cwd": "/home/user/project", "version": "2.1.0"}
+    lines = [
+        {**base, "type": "user", "uuid": "u-1", "message": {"role": "user", "content": "run it"}},
+        {
+            **base,
+            "type": "assistant",
+            "uuid": "u-2",
+            "message": {
+                "id": "msg_1",
+                "role": "assistant",
+                "model": "claude-test",
+                "content": [{"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": "ls"}}],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "uuid": "u-3",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": call_id, "content": result}],
+            },
+            "toolUseResult": extra,
+        },
+        {**base, "type": "user", "uuid": "u-4", "message": {"role": "user", "content": "thanks"}},
+    ]
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+@pytest.mark.parametrize("escape", ["relative", "absolute"])
+def test_a_call_id_never_reads_a_file_outside_tool_results(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path, escape: str
+) -> None:
+    account, workspace = owner
+    secret = "the secret outside tool-results"
+    (tmp_path / "secret.txt").write_text(secret)
+    project = tmp_path / "projects" / "p"
+    session_id = "0b6f1d7e-5c1a-4b7e-9a55-3f0f4b1d2c3e"
+    results = project / session_id / "tool-results"
+    results.mkdir(parents=True)
+    # from tool-results/: ../../../../secret is tmp_path/secret; an absolute id names it outright
+    call_id = "../../../../secret" if escape == "relative" else str(tmp_path / "secret")
+    assert (results / f"{call_id}.txt").resolve() == (tmp_path / "secret.txt").resolve()
+    preview = "<persisted-output>\nOutput too large (2MB). Preview:\nfirst lines\n</persisted-output>"
+    log = project / f"{session_id}.jsonl"
+    log.write_bytes(claude_lines(session_id, call_id, preview, {"stdout": "what the CLI drew", "stderr": ""}))
+    summary = import_paths(transcripts, [tmp_path / "projects"], account_id=account, workspace_id=workspace)
+    assert summary.skipped == [] and summary.agents == 1
+    stored = everything(transcripts, account, workspace)
+    assert secret not in orjson.dumps(list(stored.values())).decode()
+    (part,) = [p for m in stored.values() for p in m["parts"] if p.get("toolCallId") == call_id]
+    assert part["output"] == "what the CLI drew"  # the fallback, as when the saved file is missing
+
+
+def test_a_dangling_agent_file_is_skipped_and_its_neighbour_imported(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    shutil.copy(CLAUDE_FILE, tmp_path / CLAUDE_FILE.name)
+    (tmp_path / "agent-x.jsonl").symlink_to(tmp_path / "gone.jsonl")  # a link to a file that is not there
+    for paths in ([tmp_path], [tmp_path / CLAUDE_FILE.name]):
+        summary = import_paths(transcripts, paths, account_id=account, workspace_id=workspace)
+        assert [(Path(path).name, reason.split(":")[0]) for path, reason in summary.skipped] == [
+            ("agent-x.jsonl", "cannot be read")
+        ]
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    assert agent["title"] == "Hey" and transcripts.messages(account, agent["id"])["messages"]

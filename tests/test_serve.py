@@ -3,16 +3,32 @@
 from __future__ import annotations
 
 import os
+import queue
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 import httpx
 import pytest
 from conftest import free_port
+
+
+def read_until(stream: IO[str], marker: str, seconds: float) -> str:
+    """What the server prints up to the line holding ``marker``; fails after ``seconds``."""
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in stream], daemon=True).start()
+    printed, deadline = "", time.monotonic() + seconds
+    while marker not in printed:
+        try:
+            printed += lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(f"foldline serve never printed {marker!r}; it printed:\n{printed}")
+    return printed
 
 
 @pytest.fixture
@@ -23,12 +39,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     try:
-        lines = []
-        for line in proc.stdout:
-            lines.append(line)
-            if "docs" in line:
-                break
-        printed = "".join(lines)
+        printed = read_until(proc.stdout, "spec", seconds=30)
         found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", printed)
         assert found, printed
         base, token = found.groups()

@@ -12,6 +12,7 @@ after a resume are read once (by ``uuid``). A compaction summary is kept, marked
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -177,19 +178,26 @@ def result_dirs(main: Path) -> list[Path]:
     return [main.with_suffix("") / "tool-results"]
 
 
+def unique_lines(path: Path) -> Iterator[Json]:
+    """The lines of a log, each ``uuid`` once: lines replayed after a resume are passed over."""
+    seen: set[str] = set()
+    for d in read_lines(path):
+        line_uuid = d.get("uuid")
+        if isinstance(line_uuid, str):
+            if line_uuid in seen:
+                continue
+            seen.add(line_uuid)
+        yield d
+
+
 def parse_session(main: Path, agents: list[Path], session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
     """A main session file and its agent files, parsed whole."""
     builder = Builder(registry, Conversation(namespace), result_dirs(main))
     chains: dict[str, Builder] = {}  # first-generation subagents: root uuid -> builder
     root_of: dict[str, str] = {}
-    seen: set[str] = set()
     titles: dict[str, str] = {}
-    for d in read_lines(main):
+    for d in unique_lines(main):
         line_uuid = d.get("uuid")
-        if isinstance(line_uuid, str):
-            if line_uuid in seen:
-                continue  # replayed after a resume
-            seen.add(line_uuid)
         note_title(d, titles)
         if d.get("isSidechain") and isinstance(line_uuid, str):
             sidechain(d, line_uuid, builder, chains, root_of)
@@ -239,12 +247,7 @@ def add_agent_file(session: Session, main: Builder, path: Path, registry: Regist
     """A second- or third-generation subagent file, under the call that started it."""
     agent_id = path.stem.removeprefix("agent-")
     chain = Builder(registry, Conversation(uuid.uuid5(main.conv.namespace, "agent:" + agent_id)), result_dirs_of(path))
-    seen: set[str] = set()
-    for d in read_lines(path):
-        if isinstance(d.get("uuid"), str):
-            if d["uuid"] in seen:
-                continue
-            seen.add(d["uuid"])
+    for d in unique_lines(path):
         agent_id = str(d.get("agentId") or agent_id)
         chain.line(d)
     call = main.agent_calls.get(agent_id) or f"agent-{agent_id}"
@@ -271,12 +274,7 @@ def meta_description(agent_file: Path) -> str | None:
 def parse_orphan(path: Path, session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
     """An agent file whose session is not on disk: an agent of its own."""
     builder = Builder(registry, Conversation(namespace), result_dirs_of(path))
-    seen: set[str] = set()
-    for d in read_lines(path):
-        if isinstance(d.get("uuid"), str):
-            if d["uuid"] in seen:
-                continue
-            seen.add(d["uuid"])
+    for d in unique_lines(path):
         builder.line(d)
     builder.conv.title = meta_description(path) or builder.title
     session = Session(str(path), "claude-code", session_id, builder.conv, files=[str(path)])

@@ -17,6 +17,8 @@ from typing import Any
 Json = dict[str, Any]
 PERSISTED = "<persisted-output>"
 AGENT_ID = re.compile(r"agentId: ([0-9a-f]+)")
+# A tool call id names a file under tool-results/: only a plain name, never a path.
+SAFE_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 SCALAR_MAX = 300
 KEPT_OBJECTS = ("usage", "toolStats")
 # Fields that repeat the call's input or the output the model saw (or a whole file): not copied.
@@ -82,8 +84,10 @@ def whole_output(output: Any, call_id: str, extra: Any, result_dirs: list[Path])
     """Replace a persisted-output preview by the whole output, when it can be found."""
     if not isinstance(output, str) or not output.lstrip().startswith(PERSISTED):
         return output
-    for folder in result_dirs:
-        saved = folder / f"{call_id}.txt"
+    for folder in result_dirs if SAFE_CALL_ID.fullmatch(call_id) else []:
+        saved = saved_result(folder, call_id)
+        if saved is None:
+            continue
         try:
             return saved.read_text(encoding="utf-8", errors="replace")
         except OSError:
@@ -98,6 +102,16 @@ def whole_output(output: Any, call_id: str, extra: Any, result_dirs: list[Path])
         if isinstance(extra.get("content"), str):
             return extra["content"]
     return output
+
+
+def saved_result(folder: Path, call_id: str) -> Path | None:
+    """``folder/<call_id>.txt``, only if it resolves inside ``folder`` (a symlink may point anywhere)."""
+    try:
+        root = folder.resolve()
+        saved = (folder / f"{call_id}.txt").resolve()
+    except (OSError, RuntimeError):
+        return None
+    return saved if saved.is_relative_to(root) and saved != root else None
 
 
 def tool_metadata(extra: Any) -> Json | None:

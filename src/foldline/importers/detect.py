@@ -103,12 +103,23 @@ def session_file_of(agent: Path, session_id: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def agent_files_of(main: Path, session_id: str, ids: dict[Path, str]) -> list[Path]:
-    """The subagent files of a main session file."""
+def unreadable(path: Path, exc: OSError) -> tuple[str, str]:
+    """A file passed over because it cannot be read (a dangling link, a file deleted meanwhile)."""
+    return str(path), f"cannot be read: {exc.strerror or exc}"
+
+
+def agent_files_of(
+    main: Path, session_id: str, ids: dict[Path, str | None], skipped: list[tuple[str, str]]
+) -> list[Path]:
+    """The subagent files of a main session file; a sibling that cannot be read is passed over."""
     found = sorted(main.with_suffix("").joinpath("subagents").glob("agent-*.jsonl"))
     for sibling in sorted(main.parent.glob("agent-*.jsonl")):
         if sibling not in ids:
-            ids[sibling] = claude_id(first_lines(sibling, 5), sibling)
+            try:
+                ids[sibling] = claude_id(first_lines(sibling, 5), sibling)
+            except OSError as exc:
+                ids[sibling] = None  # told once, however many sessions share the folder
+                skipped.append(unreadable(sibling, exc))
         if ids[sibling] == session_id:
             found.append(sibling)
     return found
@@ -118,23 +129,23 @@ def find_groups(paths: Iterable[str | Path]) -> tuple[list[Group], list[tuple[st
     """The sessions under these paths, and the files passed over with the reason."""
     groups: dict[Path, Group] = {}
     skipped: list[tuple[str, str]] = []
-    ids: dict[Path, str] = {}
+    ids: dict[Path, str | None] = {}
     for path in log_files(paths):
         try:
             lines = first_lines(path)
+            if not lines and blank(path):
+                continue  # an empty log (Claude Code leaves some): nothing to import yet
         except OSError as exc:
-            skipped.append((str(path), f"cannot be read: {exc.strerror or exc}"))
+            skipped.append(unreadable(path, exc))
             continue
-        if not lines and blank(path):
-            continue  # an empty log (Claude Code leaves some): nothing to import yet
         kind = sniff(lines)
         if kind is None:
             skipped.append((str(path), "not a Claude Code or Codex session log"))
         elif kind == "codex":
             groups.setdefault(path, Group("codex", path, codex_id(lines, path)))
         else:
-            claude_group(path, claude_id(lines, path), groups, ids)
-    return list(groups.values()), skipped
+            claude_group(path, claude_id(lines, path), groups, ids, skipped)
+    return list(groups.values()), list(dict.fromkeys(skipped))
 
 
 def blank(path: Path) -> bool:
@@ -142,13 +153,24 @@ def blank(path: Path) -> bool:
         return not f.read(4096).strip()
 
 
-def claude_group(path: Path, session_id: str, groups: dict[Path, Group], ids: dict[Path, str]) -> None:
+def claude_group(
+    path: Path,
+    session_id: str,
+    groups: dict[Path, Group],
+    ids: dict[Path, str | None],
+    skipped: list[tuple[str, str]],
+) -> None:
     main = session_file_of(path, session_id) if is_agent_file(path) else path
     if main is None:
         groups.setdefault(path, Group("claude-code", path, session_id, orphan=True))
         return
     if main in groups:
         return
-    if main != path:
-        session_id = claude_id(first_lines(main), main)
-    groups[main] = Group("claude-code", main, session_id, agent_files_of(main, session_id, ids))
+    try:
+        if main != path:
+            session_id = claude_id(first_lines(main), main)
+        agents = agent_files_of(main, session_id, ids, skipped)
+    except OSError as exc:  # the session file went away (or its folder cannot be listed)
+        skipped.append(unreadable(main, exc))
+        return
+    groups[main] = Group("claude-code", main, session_id, agents)

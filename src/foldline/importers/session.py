@@ -15,9 +15,9 @@ from typing import Any
 from ..errors import Invalid
 from ..message import check_tool_schemas
 from ..registry import Registry
+from ..transcripts import TURN_ENDED
 
 Json = dict[str, Any]
-TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
 TITLE_MAX = 120
 
 

@@ -8,6 +8,7 @@ the new and changed messages.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -21,6 +22,8 @@ from ..transcripts import Transcripts
 from .first_run import session_dirs
 from .importer import import_paths
 from .summary import Summary
+
+log = logging.getLogger(__name__)
 
 
 def is_log(change: watchfiles.Change, path: str) -> bool:
@@ -40,9 +43,12 @@ def follow(
         changed = sorted({path for _, path in changes if Path(path).is_file()})
         if not changed:
             continue
-        summary = import_paths(transcripts, changed, account_id=account_id, workspace_id=workspace_id)
-        if on_import is not None and (summary.messages or summary.skipped):
-            on_import(summary)
+        try:
+            summary = import_paths(transcripts, changed, account_id=account_id, workspace_id=workspace_id)
+            if on_import is not None and (summary.messages or summary.skipped):
+                on_import(summary)
+        except Exception:  # one bad batch must not end the watch: told, and the next change is read
+            log.warning("foldline watch: importing %d changed file(s) failed", len(changed), exc_info=True)
 
 
 class Watcher:

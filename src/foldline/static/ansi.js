@@ -5,10 +5,6 @@
 const ESCAPE = /\x1b\[([0-9;:?]*)([\x20-\x2f]*[\x40-\x7e])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[\x20-\x2f]*[\x30-\x7e]?/g;
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f]/g;
 
-export function stripAnsi(text) {
-  return cleanControls(String(text).replace(ESCAPE, ""));
-}
-
 function cleanControls(text) {
   return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(CONTROL, "");
 }

@@ -217,24 +217,115 @@ function otherFold(msgId, index, part) {
   return details;
 }
 
-function fileNode(msgId, index, part) {
-  const node = el("div", "part file");
-  const name = part.filename || part.title || part.url || "file";
-  const href = typeof part.url === "string" ? safeHref(part.url) : null;
+const RASTER_URL = /^data:image\/(png|jpeg|gif|webp);base64,/i;
+const RASTER_TYPE = /^image\/(png|jpeg|gif|webp)$/i;
+
+// The bytes of a data: URL as an opaque download (never a type the browser would render).
+function dataUrlBlob(url) {
+  const comma = url.indexOf(",");
+  if (!/^data:/i.test(url) || comma < 0) return null;
+  const meta = url.slice(5, comma);
+  const body = url.slice(comma + 1);
+  let bytes;
+  try {
+    if (/;base64$/i.test(meta)) {
+      const binary = atob(body);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i += 1) bytes[i] = binary.charCodeAt(i);
+    } else {
+      bytes = new TextEncoder().encode(decodeURIComponent(body));
+    }
+  } catch {
+    return null;
+  }
+  return new Blob([bytes], { type: "application/octet-stream" });
+}
+
+function downloadButton(url, name) {
+  const button = el("button", "file-download", "Download");
+  button.type = "button";
+  button.addEventListener("click", () => {
+    const blob = dataUrlBlob(url);
+    if (!blob) {
+      button.textContent = "Cannot be downloaded";
+      button.disabled = true;
+      return;
+    }
+    const href = URL.createObjectURL(blob);
+    const link = el("a");
+    link.href = href;
+    link.download = name;
+    link.rel = "noopener";
+    link.hidden = true;
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(href), 60_000);
+  });
+  return button;
+}
+
+// What the file holds: a raster image drawn from its data URL, a download for any other data
+// URL (SVG included: never drawn, never opened as a page), nothing more for other URLs.
+function fileContent(url, name) {
+  if (RASTER_URL.test(url)) {
+    const img = el("img", "file-image");
+    img.alt = name;
+    img.src = url;
+    return img;
+  }
+  if (/^data:/i.test(url)) return downloadButton(url, name);
+  return null;
+}
+
+// A file sent by reference (its data URL over the bound): a placeholder until someone asks for it.
+function fileReference(part, state, name) {
+  const box = el("div", "file-ref");
+  if (state.status === "reading") {
+    box.classList.add("reading");
+    box.setAttribute("role", "status");
+    box.append(el("span", "", "Reading the whole file…"));
+  } else if (state.status === "failed") {
+    box.classList.add("failed");
+    box.setAttribute("role", "status");
+    box.append(el("span", "", `The file was not read: ${state.error}. `));
+    const retry = el("button", "retry", "Retry");
+    retry.type = "button";
+    retry.addEventListener("click", () => state.read({ user: true }).catch(() => {}));
+    box.append(retry);
+  } else {
+    const image = RASTER_TYPE.test(String(part.mediaType ?? ""));
+    const show = el("button", "read", image ? "Show image" : "Show file");
+    show.type = "button";
+    show.title = `Read ${name} (${formatBytes(state.cut.bytes)})`;
+    show.addEventListener("click", () => state.read({ user: true }).catch(() => {}));
+    box.append(show);
+  }
+  return box;
+}
+
+function fileNode(msgId, index, part, state) {
+  const cut = state && state.cut && state.cut.field === "url" ? state.cut : null;
+  const whole = cut ? state.wholeFor(part) : part;
+  const url = whole && typeof whole.url === "string" ? whole.url : null;
+  const node = el("div", "part file" + (cut ? " by-reference" : ""));
+  const named = [part.filename, part.title].find((v) => typeof v === "string" && v);
+  const name = named || (url && !/^data:/i.test(url) ? url : "") || "file";
+  const href = url ? safeHref(url) : null;
   const label = el(href ? "a" : "span", "file-name", String(name));
   if (href) {
     label.href = href;
     label.rel = "noopener noreferrer nofollow";
     label.target = "_blank";
   }
-  node.append(el("span", "kind", "File"), label);
-  if (part.mediaType) node.append(el("span", "media", String(part.mediaType)));
-  const raster = /^data:image\/(png|jpeg|gif|webp);base64,/i;
-  if (typeof part.url === "string" && raster.test(part.url)) {
-    const img = el("img", "file-image");
-    img.alt = String(name);
-    img.src = part.url;
-    node.append(img);
+  node.append(el("span", "kind", part.type === "reasoning-file" ? "Thought file" : "File"), label);
+  const facts = [part.mediaType ? String(part.mediaType) : null, cut ? formatBytes(cut.bytes) : null].filter(Boolean);
+  if (facts.length) node.append(el("span", "media", facts.join(" · ")));
+  const content = cut && !url ? fileReference(part, state, String(name)) : url ? fileContent(url, String(name)) : null;
+  if (content) {
+    const body = el("div", "file-body");
+    body.append(content);
+    node.append(body);
   }
   return node;
 }
@@ -251,8 +342,8 @@ export function renderPart(msgId, index, part, state, ctx) {
     if (part.state === "streaming") node.classList.add("streaming");
   } else if (type === "step-start") {
     node = el("div", "part step");
-  } else if (type === "file") {
-    node = fileNode(msgId, index, part);
+  } else if (type === "file" || type === "reasoning-file") {
+    node = fileNode(msgId, index, part, state);
   } else if (type === "source-url") {
     node = el("div", "part source");
     const href = safeHref(part.url ?? "");
