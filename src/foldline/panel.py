@@ -49,10 +49,15 @@ SIGNIN = """<!doctype html>
 <button type="submit">Sign in</button>
 </form>
 {error}
-<p class="hint"><code>foldline serve</code> prints a link that signs you in; a token from
-<code>foldline token</code> works here too.</p>
+<p class="hint"><code>foldline serve</code> prints a link that signs you in. Or make a token:
+<code>foldline account token ACCOUNT_ID</code> prints a new one (<code>foldline account list</code>
+lists the account ids).</p>
 </main></body></html>
 """
+
+
+# Messages the sign-in page shows for ``?error=``: fixed texts, never anything from the address.
+ERRORS = {"token": "That token is not valid."}
 
 
 def _transcripts(request: Request) -> Transcripts:
@@ -105,7 +110,8 @@ async def shell(request: Request) -> Response:
     token = request.query_params.get("token")
     if token is not None:
         if not _valid(request, token):
-            return signin_page(request.url.path, "That token is not valid.", 401)
+            # Never leave the token in the address bar, a bad one included.
+            return _redirect("/signin?error=token&next=" + quote(request.url.path, safe=""))
         response = _redirect(request.url.path)
         _set_cookie(request, response, token)
         return response
@@ -115,7 +121,8 @@ async def shell(request: Request) -> Response:
 
 
 async def signin(request: Request) -> Response:
-    return signin_page(_safe_next(request.query_params.get("next")))
+    error = ERRORS.get(request.query_params.get("error") or "", "")
+    return signin_page(_safe_next(request.query_params.get("next")), error)
 
 
 def _cross_site(request: Request) -> bool:

@@ -73,6 +73,15 @@ def write_session(panel: Panel) -> str:
             {"type": "step-start"},
             {"type": "reasoning", "text": THOUGHT},
             {"type": "text", "text": "Let me run the suite first to see the failure."},
+            {
+                **tool(
+                    "Bash",
+                    "toolu_00",
+                    {"command": "pytest -q tests/test_events.py", "description": "Run the events test"},
+                    "F.\nFAILED tests/test_events.py::test_resume - assert 2 == 1\n1 failed, 1 passed",
+                ),
+                "toolMetadata": {"claudeCode": {"exitCode": 1}},
+            },
             tool("Bash", "toolu_01", {"command": "pytest -q tests/", "description": "Run the tests"}, TEST_OUTPUT),
             tool(
                 "Read",
@@ -84,7 +93,11 @@ def write_session(panel: Panel) -> str:
                 "type": "tool-Task",
                 "toolCallId": "toolu_03",
                 "state": "output-available",
-                "input": {"description": "Find other seq comparisons", "prompt": "grep for seq comparisons"},
+                "input": {
+                    "description": "Find other seq comparisons",
+                    "subagent_type": "Explore",
+                    "prompt": "Find every place that compares `seq`.\nList each file and line.",
+                },
                 "output": "Two places compare seq: store/base.py and events.py.",
             },
             {"type": "text", "text": ANSWER},
@@ -120,7 +133,7 @@ def main() -> None:
         cut.locator(".cut-mark").evaluate("m => { m.scrollIntoView({block: 'center'}); }")
         page.screenshot(path=str(DOCS / "panel-fold-cut.png"))
         cut.evaluate("d => { d.open = false; }")
-        fold = page.locator("details[data-tool=Bash]")
+        fold = page.locator("details[data-tool=Bash]").last
         fold.locator("summary").click()
         fold.locator(".cut-mark").wait_for(state="detached")
         fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -60); }")

@@ -301,12 +301,16 @@ def test_a_subagent_is_a_fold_loaded_only_when_opened(signed_in: Page, panel: Pa
     open_agent(signed_in, agent)
     sub = signed_in.locator('details.subagent[data-call="toolu_worker_1"]')
     expect(sub).to_have_count(1)
+    # Right under the call's summary row, named by its description, the call's fold still closed.
+    expect(sub.locator("summary")).to_be_visible()
+    expect(sub.locator("summary")).to_have_text("Subagent·look around")
+    assert not signed_in.locator("details.tool").first.evaluate("d => d.open")
     assert reads == []
-    signed_in.locator("details.tool summary").first.click()
     sub.locator("summary").click()
     expect(sub.locator(".part.text")).to_have_text("worker says hello")
     assert any("/subagents/toolu_worker_1/messages" in url for url in reads)
     orphan = signed_in.locator('.orphans details.subagent[data-call="agent-orphan"]')
+    expect(orphan.locator("summary")).to_have_text("Subagent·agent-orphan")  # no call: its id
     orphan.locator("summary").click()
     expect(orphan.locator(".part.text")).to_have_text("an orphan worker")
 

@@ -27,8 +27,13 @@ def test_token_link_sets_a_strict_http_only_cookie_and_drops_the_token(panel: Pa
 
 def test_a_bad_token_is_refused_and_no_cookie_is_set(panel: Panel) -> None:
     with client(panel) as http:
-        r = http.get("/?token=fl_wrong")
-        assert r.status_code == 401 and "set-cookie" not in r.headers
+        r = http.get("/agents/x?token=fl_wrong")  # to the sign-in page, the token off the address
+        assert r.status_code == 303 and "set-cookie" not in r.headers
+        assert r.headers["location"] == "/signin?error=token&next=%2Fagents%2Fx"
+        page = http.get(r.headers["location"])
+        assert "That token is not valid." in page.text and "fl_wrong" not in page.text
+        assert "foldline account token ACCOUNT_ID" in page.text
+        assert 'class="error"' not in http.get("/signin?error=%3Cb%3Ehi").text  # only fixed messages
         r = http.post("/signin", data={"token": "fl_wrong", "next": "/"})
         assert r.status_code == 401 and "set-cookie" not in r.headers
         assert http.get("/").headers["location"] == "/signin?next=%2F"

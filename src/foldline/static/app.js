@@ -2,6 +2,7 @@
 
 import { ApiError, getJson } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
 import { Transcript, agentInfo, scrollToBottom } from "./transcript.js";
 
@@ -18,6 +19,11 @@ function relative(stamp) {
   if (s < 86400) return Math.floor(s / 3600) + " h ago";
   if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
   return new Date(then).toISOString().slice(0, 10);
+}
+
+// An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
+function titleText(title) {
+  return (title && plainText(title)) || "Untitled agent";
 }
 
 function navLink(href, text, className) {
@@ -37,17 +43,22 @@ async function agentsView() {
   const lists = await Promise.all(
     me.workspaces.map((w) => getJson("/api/agents?workspace_id=" + encodeURIComponent(w.id))),
   );
+  const names = new Map();
+  for (const w of me.workspaces) names.set(w.name, (names.get(w.name) || 0) + 1);
   me.workspaces.forEach((workspace, i) => {
     const section = el("section", "workspace");
     section.dataset.workspace = workspace.id;
-    section.append(el("h2", "", workspace.name));
+    const heading = el("h2", "", workspace.name);
+    // Two workspaces of the same name: a short id tells them apart.
+    if (names.get(workspace.name) > 1) heading.append(el("span", "ws-id", " · " + String(workspace.id).slice(0, 8)));
+    section.append(heading);
     const agents = lists[i].agents;
     if (!agents.length) section.append(el("p", "muted", "No agents yet."));
     const ul = el("ul", "agent-list");
     for (const agent of agents) {
       const li = el("li");
       li.dataset.agent = agent.id;
-      li.append(navLink("/agents/" + encodeURIComponent(agent.id), agent.title || "Untitled agent", "agent-title"));
+      li.append(navLink("/agents/" + encodeURIComponent(agent.id), titleText(agent.title), "agent-title"));
       const when = el("time", "muted", relative(agent.updated_at));
       when.dateTime = agent.updated_at;
       when.title = agent.updated_at;
@@ -106,8 +117,8 @@ async function transcriptView(agent) {
     }
     throw error;
   }
-  document.title = (info.title || "Agent") + " · Foldline";
-  crumb.replaceChildren(el("span", "sep", "/"), el("span", "", info.title || "Untitled agent"));
+  document.title = titleText(info.title) + " · Foldline";
+  crumb.replaceChildren(el("span", "sep", "/"), el("span", "", titleText(info.title)));
   const view = el("div", "agent");
   const status = el("span", "muted status");
   status.setAttribute("role", "status");

@@ -3,6 +3,28 @@
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
 
+// C0 control characters other than tab and newline (and DEL): drawn as missing-glyph boxes, so
+// dropped wherever text is drawn. A CRLF or lone CR becomes a newline first.
+const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
+
+export function dropControls(text) {
+  return String(text).replace(/\r\n?/g, "\n").replace(CONTROLS, "");
+}
+
+// One line of Markdown as plain text, for a summary row or a title: the markers go, the words stay.
+export function plainText(text) {
+  return dropControls(text)
+    .replace(/!?\[([^\]\n]*)\]\([^)\s]*(?:\s+"[^"]*")?\)/g, "$1")
+    .replace(/^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+(?:\[[ xX]\][ \t]+)?)/gm, "")
+    .replace(/(\*\*|__|~~)(?=\S)([\s\S]*?\S)\1/g, "$2")
+    .replace(/(^|[^\w*])\*(?=[^*\s])([^*\n]*?[^*\s])\*(?!\w)/g, "$1$2")
+    .replace(/(^|[^\w])_(?=[^_\s])([^_\n]*?[^_\s])_(?!\w)/g, "$1$2")
+    .replace(/`+([^`\n]*?)`+/g, "$1")
+    .replace(/\\([\\`*_{}[\]()#+\-.!~|>])/g, "$1")
+    .replace(/\s+/g, " ")
+    .trim();
+}
+
 export function safeHref(url) {
   const trimmed = String(url).trim();
   return SAFE_URL.test(trimmed) ? trimmed : null;
@@ -44,6 +66,8 @@ function textWithBreaks(target, text) {
   const lines = text.split("\n");
   lines.forEach((line, i) => {
     if (i > 0) target.append(el("br"));
+    // A backslash at the end of a line is Markdown's hard line break: the <br> is the break.
+    if (i < lines.length - 1 && /(^|[^\\])(\\\\)*\\$/.test(line)) line = line.slice(0, -1);
     if (line) target.append(document.createTextNode(line));
   });
 }
@@ -209,6 +233,6 @@ function table(target, lines, start) {
 
 export function renderMarkdown(text) {
   const root = el("div", "md");
-  blocks(root, String(text).replace(/\r\n?/g, "\n").split("\n"));
+  blocks(root, dropControls(text).split("\n"));
   return root;
 }

@@ -3,12 +3,13 @@
 // Text from the transcript only ever reaches the page through textContent or text nodes.
 
 import { renderAnsi } from "./ansi.js";
-import { renderMarkdown, safeHref } from "./markdown.js";
+import { dropControls, plainText, renderMarkdown, safeHref } from "./markdown.js";
 
+// An element; its text (if any) is drawn as text, control characters dropped.
 export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = dropControls(text);
   return node;
 }
 
@@ -40,6 +41,41 @@ const STATES = {
   "output-error": "error",
   "output-denied": "denied",
 };
+
+// The outcome the service gives an open tool at a turn's end: not known, so not an error.
+export const TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown";
+const PENDING = new Set(["input-streaming", "input-available"]);
+
+// The state a tool part is shown in: [badge class, label]. A tool still waiting for its result in
+// a message that is no longer the last one cannot be running: it got no result.
+export function toolState(part, last) {
+  const state = String(part.state ?? "");
+  if (state === "output-error" && part.errorText === TURN_ENDED) return ["unknown", "unknown"];
+  if (PENDING.has(state) && !last) return ["no-result", "no result"];
+  return [state.replace(/[^a-z-]/g, "") || "unknown", STATES[state] || state];
+}
+
+// Exit facts the importers keep in toolMetadata: a non-zero exit code, or an interruption.
+export function exitFacts(part) {
+  const meta = part.toolMetadata && typeof part.toolMetadata === "object" ? part.toolMetadata : {};
+  const facts = [];
+  for (const source of [meta.codex, meta.claudeCode]) {
+    if (!source || typeof source !== "object") continue;
+    const code = [source.exit_code, source.exitCode, source.returnCode].find((c) => typeof c === "number");
+    if (code !== undefined && code !== 0) facts.push("exit " + code);
+    if (source.interrupted === true) facts.push("interrupted");
+  }
+  return facts;
+}
+
+// The name of the subagent a tool call started: the call's description or kind, else its id.
+export function subagentLabel(part) {
+  const input = part && part.input && typeof part.input === "object" ? part.input : {};
+  for (const key of ["description", "subagent_type", "agent_type", "name"]) {
+    if (typeof input[key] === "string" && input[key].trim()) return plainText(input[key]);
+  }
+  return null;
+}
 
 const INPUT_KEYS = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt", "message"];
 
@@ -95,13 +131,13 @@ export function fieldSection(fold, label, wholeText, kind) {
   head.append(copyButton(textOf));
   section.append(head);
   if (wholeText !== null) {
-    section.append(thought ? el("div", "thought-text", wholeText) : pre(wholeText));
+    section.append(thought ? thoughtText(wholeText) : pre(wholeText));
     return section;
   }
   const cut = fold.cut;
   const what = thought ? "thought" : "output";
   section.classList.add("is-cut");
-  section.append(thought ? el("div", "thought-text head", cut.head) : pre(cut.head, "out head"));
+  section.append(thought ? thoughtText(cut.head, "head") : pre(cut.head, "out head"));
   const mark = el("div", "cut-mark");
   mark.setAttribute("role", "status");
   const shown = new TextEncoder().encode(cut.head + cut.tail).length;
@@ -124,8 +160,15 @@ export function fieldSection(fold, label, wholeText, kind) {
     mark.append(read);
   }
   section.append(mark);
-  section.append(thought ? el("div", "thought-text tail", cut.tail) : pre(cut.tail, "out tail"));
+  section.append(thought ? thoughtText(cut.tail, "tail") : pre(cut.tail, "out tail"));
   return section;
+}
+
+// A thought is Markdown (Codex summaries are `**Title**` and paragraphs), drawn as DOM nodes.
+function thoughtText(text, end = "") {
+  const node = el("div", "thought-text" + (end ? " " + end : ""));
+  node.append(renderMarkdown(text));
+  return node;
 }
 
 export function fieldText(part, field) {
@@ -140,6 +183,38 @@ function jsonBlock(label, value) {
   const text = outputText(value);
   head.append(copyButton(async () => text));
   section.append(head, pre(text, "out json"));
+  return section;
+}
+
+// A tool's input: an object is a small key/value view whose string values keep their real line
+// breaks; anything else is JSON. Copy gives the JSON.
+function inputBlock(value) {
+  const object = value !== null && typeof value === "object" && !Array.isArray(value);
+  if (!object && typeof value !== "string") return jsonBlock("Input", value);
+  const section = el("section", "field input");
+  const head = el("div", "field-head");
+  head.append(el("span", "label", "Input"));
+  const json = outputText(value);
+  head.append(copyButton(async () => json));
+  section.append(head);
+  if (typeof value === "string") {
+    section.append(pre(value, "out input-text"));
+    return section;
+  }
+  const list = el("dl", "kv");
+  for (const [key, item] of Object.entries(value)) {
+    list.append(el("dt", "", key));
+    const dd = el("dd");
+    if (typeof item === "string") dd.append(pre(item, "out kv-text"));
+    else {
+      const compact = JSON.stringify(item);
+      const text = compact !== undefined && compact.length <= 100 ? compact : outputText(item);
+      dd.append(pre(text, "out kv-json"));
+    }
+    list.append(dd);
+  }
+  if (!list.childElementCount) list.append(el("dd", "muted", "(empty)"));
+  section.append(list);
   return section;
 }
 
@@ -166,7 +241,7 @@ function reasoningFold(msgId, index, part, state) {
   const details = fold("reasoning", msgId, index);
   const whole = state.wholeFor(part);
   const text = whole ? String(whole.text ?? "") : state.cut ? null : String(part.text ?? "");
-  const preview = (text ?? state.cut.head).replace(/\s+/g, " ").trim();
+  const preview = plainText((text ?? state.cut.head).slice(0, 400));
   const bits = [el("span", "kind", "Thought"), el("span", "preview", preview.slice(0, 120))];
   const size = sizeNote(whole ? null : state.cut, text);
   if (size) bits.push(size);
@@ -184,25 +259,24 @@ function toolFold(msgId, index, part, state, ctx) {
   details.dataset.state = String(part.state ?? "");
   details.dataset.tool = name;
   const whole = state.wholeFor(part) || part;
-  const label = STATES[part.state] || String(part.state ?? "");
+  const [shown, label] = toolState(part, ctx.isLast(msgId));
+  details.dataset.shown = shown;
   const bits = [
     el("span", "tool-name", name),
     el("span", "tool-input", shortInput(part.input)),
-    el("span", "badge state-" + String(part.state ?? "unknown").replace(/[^a-z-]/g, ""), label),
+    el("span", "badge state-" + shown, label),
+    ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
   const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null);
   if (size) bits.push(size);
   details.append(summary(...bits));
   const body = el("div", "fold-body");
-  if (part.input !== undefined) body.append(jsonBlock("Input", part.input));
+  if (part.input !== undefined) body.append(inputBlock(part.input));
   if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
   for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
     if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output"));
     else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output"));
-  }
-  if (typeof part.toolCallId === "string" && ctx.subagents.has(part.toolCallId)) {
-    body.append(ctx.subagentFold(part.toolCallId));
   }
   details.append(body);
   return details;

@@ -2,7 +2,7 @@
 // server-sent events, and folds whose cut parts are read whole only when a person opens them.
 
 import { conversationPath, getJson, page, wholePart } from "./api.js";
-import { el, renderPart } from "./parts.js";
+import { el, renderPart, subagentLabel } from "./parts.js";
 
 export const PAGE = 15;
 const OLDER_PAGE = 30;
@@ -102,7 +102,7 @@ export class Transcript {
     this.call = call;
     this.base = conversationPath(agent, call);
     this.subagents = subagents;
-    this.subagentFold = subagentFold || ((c) => this.makeSubagentFold(c));
+    this.subagentFold = subagentFold || ((c, label) => this.makeSubagentFold(c, label));
     this.subFolds = new Map();
     this.children = [];
     this.onLive = onLive;
@@ -128,6 +128,7 @@ export class Transcript {
     this.orphans = el("section", "orphans");
     this.orphans.hidden = true;
     this.seenCalls = new Set(); // tool call ids drawn so far, to place each subagent's fold
+    this.lastId = null; // the newest message drawn: only its tools may still be running
     this.root.append(this.older, this.orphans, this.list, this.live);
   }
 
@@ -247,11 +248,14 @@ export class Transcript {
     const parts = Array.isArray(message.parts) ? message.parts : [];
     let index = 0;
     for (const part of parts) {
-      if (part && typeof part.toolCallId === "string") this.seenCalls.add(part.toolCallId);
+      const call = part && typeof part.toolCallId === "string" ? part.toolCallId : null;
+      if (call !== null) this.seenCalls.add(call);
       while (skipped.has(index)) index += 1;
       const fold = this.fold(message.id, index);
       fold.update(part, cuts.get(index));
       article.append(this.drawPart(fold));
+      // The subagent this call started sits right under the call's summary row, outside its fold.
+      if (call !== null && this.subagents.has(call)) article.append(this.subagentFold(call, subagentLabel(part)));
       index += 1;
     }
     if (skipped.size) {
@@ -267,12 +271,20 @@ export class Transcript {
     }
   }
 
+  isLast(msgId) {
+    return msgId === this.lastId;
+  }
+
   append(message) {
     const empty = this.list.querySelector(".empty");
     if (empty) empty.remove();
+    const before = this.lastId !== null ? this.messages.get(this.lastId) : null;
+    this.lastId = message.id;
     const article = this.renderMessage(message);
     this.messages.set(message.id, { message, article });
     this.list.append(article);
+    // The message that was last is no longer: a tool it shows as running got no result.
+    if (before && before.message.id !== message.id && hasPendingTool(before.message)) this.upsert(before.message);
   }
 
   upsert(message) {
@@ -339,13 +351,18 @@ export class Transcript {
     this.orphans.hidden = false;
   }
 
-  makeSubagentFold(call) {
+  makeSubagentFold(call, label = null) {
     let details = this.subFolds.get(call);
-    if (details) return details;
+    if (details) {
+      if (label) details.querySelector(":scope > summary > .subagent-name").textContent = label;
+      return details;
+    }
     details = el("details", "fold subagent");
     details.dataset.call = call;
     const s = el("summary");
-    s.append(el("span", "kind", "Subagent"), el("span", "tool-input", call));
+    const name = el("span", "subagent-name", label || call);
+    name.title = call;
+    s.append(el("span", "kind", "Subagent"), el("span", "sep", "·"), name);
     const body = el("div", "fold-body");
     details.append(s, body);
     let started = false;
@@ -364,6 +381,11 @@ export class Transcript {
     this.subFolds.set(call, details);
     return details;
   }
+}
+
+function hasPendingTool(message) {
+  const parts = Array.isArray(message.parts) ? message.parts : [];
+  return parts.some((p) => p && (p.state === "input-available" || p.state === "input-streaming") && typeof p.type === "string" && (p.type.startsWith("tool-") || p.type === "dynamic-tool"));
 }
 
 export async function agentInfo(agent) {
