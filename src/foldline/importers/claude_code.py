@@ -7,6 +7,8 @@ three generations become subagent conversations under the Task/Agent call that s
 sidechain lines in the main file (linked by their prompt), ``agent-*.jsonl`` beside the session
 and ``<session>/subagents/agent-*.jsonl`` (linked by the result's ``agentId``). Lines replayed
 after a resume are read once (by ``uuid``). A compaction summary is kept, marked in metadata.
+A Bash result's exit status ("Exit code N" heading a failed result) and ``interrupted`` flag are
+kept in ``toolMetadata.claudeCode`` as ``exitCode`` and ``interrupted``.
 """
 
 from __future__ import annotations
@@ -20,9 +22,9 @@ from typing import Any
 import orjson
 
 from ..registry import Registry
-from .claude_results import agent_link, image_block, result_output, tool_metadata, whole_output
+from .claude_results import agent_link, bash_exit_code, image_block, result_output, tool_metadata, whole_output
 from .jsonl import read_lines
-from .session import Conversation, Json, Session, set_output, settle_conversation, short_title, tool_part
+from .session import Conversation, Json, Session, is_idle, set_output, settle_conversation, short_title, tool_part
 
 SPAWNERS = ("Task", "Agent")
 
@@ -52,6 +54,7 @@ class Builder:
         return {**meta, **changed}
 
     def line(self, d: Json) -> None:
+        self.conv.saw(d.get("timestamp"))
         kind = d.get("type")
         if kind == "assistant":
             self.assistant(d)
@@ -119,11 +122,16 @@ class Builder:
         if part is None or call_id is None:
             return
         output = whole_output(result_output(block.get("content")), call_id, extra, self.result_dirs)
-        set_output(part, output, error=bool(block.get("is_error")))
-        facts = tool_metadata(extra)
+        failed = bool(block.get("is_error"))
+        set_output(part, output, error=failed)
+        name = part.get("toolName", part["type"][5:])
+        facts = tool_metadata(extra) or {}
+        code = bash_exit_code(output) if name == "Bash" and failed else None  # only a failure is headed so
+        if code is not None:
+            facts.setdefault("exitCode", code)
         if facts:
             part["toolMetadata"] = {"claudeCode": facts}
-        if part.get("toolName", part["type"][5:]) in SPAWNERS:
+        if name in SPAWNERS:
             agent = agent_link(block.get("content"), extra)
             if agent:
                 self.agent_calls[agent] = call_id
@@ -192,7 +200,7 @@ def unique_lines(path: Path) -> Iterator[Json]:
 
 def parse_session(main: Path, agents: list[Path], session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
     """A main session file and its agent files, parsed whole."""
-    builder = Builder(registry, Conversation(namespace), result_dirs(main))
+    builder = Builder(registry, Conversation(namespace, idle=is_idle(main)), result_dirs(main))
     chains: dict[str, Builder] = {}  # first-generation subagents: root uuid -> builder
     root_of: dict[str, str] = {}
     titles: dict[str, str] = {}
@@ -200,6 +208,7 @@ def parse_session(main: Path, agents: list[Path], session_id: str, registry: Reg
         line_uuid = d.get("uuid")
         note_title(d, titles)
         if d.get("isSidechain") and isinstance(line_uuid, str):
+            builder.conv.saw(d.get("timestamp"))  # a subagent's line is the session's activity too
             sidechain(d, line_uuid, builder, chains, root_of)
         else:
             builder.line(d)
@@ -224,7 +233,8 @@ def sidechain(d: Json, line_uuid: str, main: Builder, chains: dict[str, Builder]
     root = root_of.get(parent, line_uuid) if isinstance(parent, str) else line_uuid
     root_of[line_uuid] = root
     if root not in chains:
-        chains[root] = Builder(main.registry, Conversation(uuid.uuid5(main.conv.namespace, root)), main.result_dirs)
+        conv = Conversation(uuid.uuid5(main.conv.namespace, root), idle=main.conv.idle)
+        chains[root] = Builder(main.registry, conv, main.result_dirs)
     chains[root].line(d)
 
 
@@ -246,7 +256,8 @@ def link_chains(session: Session, main: Builder, chains: dict[str, Builder]) -> 
 def add_agent_file(session: Session, main: Builder, path: Path, registry: Registry) -> None:
     """A second- or third-generation subagent file, under the call that started it."""
     agent_id = path.stem.removeprefix("agent-")
-    chain = Builder(registry, Conversation(uuid.uuid5(main.conv.namespace, "agent:" + agent_id)), result_dirs_of(path))
+    conv = Conversation(uuid.uuid5(main.conv.namespace, "agent:" + agent_id), idle=is_idle(path))
+    chain = Builder(registry, conv, result_dirs_of(path))
     for d in unique_lines(path):
         agent_id = str(d.get("agentId") or agent_id)
         chain.line(d)
@@ -273,7 +284,7 @@ def meta_description(agent_file: Path) -> str | None:
 
 def parse_orphan(path: Path, session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
     """An agent file whose session is not on disk: an agent of its own."""
-    builder = Builder(registry, Conversation(namespace), result_dirs_of(path))
+    builder = Builder(registry, Conversation(namespace, idle=is_idle(path)), result_dirs_of(path))
     for d in unique_lines(path):
         builder.line(d)
     builder.conv.title = meta_description(path) or builder.title

@@ -17,6 +17,8 @@ from typing import Any
 Json = dict[str, Any]
 PERSISTED = "<persisted-output>"
 AGENT_ID = re.compile(r"agentId: ([0-9a-f]+)")
+# A failed Bash result starts with its exit status: "Exit code 1\n…" (older versions give none).
+BASH_EXIT = re.compile(r"Exit code (-?\d+)(?:\n|$)")
 # A tool call id names a file under tool-results/: only a plain name, never a path.
 SAFE_CALL_ID = re.compile(r"[A-Za-z0-9_-]{1,128}")
 SCALAR_MAX = 300
@@ -127,6 +129,12 @@ def tool_metadata(extra: Any) -> Json | None:
         elif key in KEPT_OBJECTS and isinstance(value, dict | list):
             kept[key] = value
     return kept or None
+
+
+def bash_exit_code(output: Any) -> int | None:
+    """The exit status a Bash result starts with, if it gives one."""
+    found = BASH_EXIT.match(output) if isinstance(output, str) else None
+    return int(found.group(1)) if found else None
 
 
 def agent_link(content: Any, extra: Any) -> str | None:

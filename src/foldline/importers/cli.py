@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import click
 import orjson
@@ -37,6 +38,17 @@ def progress_bar(enabled: bool) -> Iterator[Told | None]:
         yield told
 
 
+def sqlite_file(db: str) -> Path | None:
+    """The file of a SQLite store (a bare path or a ``sqlite:///`` URL); None for a server's URL."""
+    if db.startswith("sqlite:///"):
+        db = db.removeprefix("sqlite:///")
+    elif "://" in db:
+        return None
+    if not db or db == ":memory:":
+        return None
+    return Path(db).expanduser().resolve()
+
+
 def report(summary: Summary, as_json: bool) -> None:
     if as_json:
         click.echo(orjson.dumps(summary.to_json()).decode())
@@ -57,7 +69,11 @@ def import_command(
     paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    file = sqlite_file(db)
+    existed = file is None or file.exists()
     transcripts = Transcripts(open_store(db), settings=Settings(db=db))
+    if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
+        click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
     if account_id is None or workspace_id is None:
         local = ensure_local(transcripts, db)
         account_id = account_id or local.account_id
@@ -68,4 +84,6 @@ def import_command(
     if watch:
         from .watch import follow
 
+        folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+        click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
         follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))

@@ -6,11 +6,15 @@ environment), ``exec_command_end`` gives an exit code. Calls (``function_call``,
 ``custom_tool_call``, ``local_shell_call``) are paired with their outputs by ``call_id``; MCP
 calls are ``dynamic-tool`` parts named ``mcp__server__tool``. Reasoning summaries become
 ``reasoning`` (encrypted content is never shown). A model response is one assistant message:
-a new one starts when the model speaks again after a tool output.
+a new one starts when the model speaks again after a tool output. The exit code of a shell-like
+call is kept in ``toolMetadata.codex.exit_code`` wherever the log gives it: ``exec_command_end``,
+the 0.4x output's ``metadata``, or the output's own heading ("Exit code: N", "Process exited
+with code N", "sandbox denied exec error, exit code: N").
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +24,20 @@ import orjson
 
 from ..registry import Registry
 from .jsonl import read_lines
-from .session import Conversation, Json, Session, set_output, settle_conversation, short_title, tool_part
+from .session import Conversation, Json, Session, is_idle, set_output, settle_conversation, short_title, tool_part
 
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>")
 IDE_REQUEST = "## My request for Codex:"
 CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
 OUTPUTS = ("function_call_output", "custom_tool_call_output")
+SHELLS = {"shell", "shell_command", "exec_command", "write_stdin", "local_shell", "container.exec"}
+# How a shell-like output states its exit code, in the heading before "Output:".
+EXIT_HEADINGS = (
+    re.compile(r"^Exit code: (-?\d+)$", re.M),  # shell_command (0.60)
+    re.compile(r"^Process exited with code (-?\d+)$", re.M),  # exec_command, write_stdin (0.12x)
+    re.compile(r"sandbox denied exec error, exit code: (-?\d+)"),  # shell refused by the sandbox
+)
+HEADING_MAX = 600
 
 
 @dataclass
@@ -49,6 +61,7 @@ class Rollout:
         return meta
 
     def line(self, d: Json) -> None:
+        self.conv.saw(d.get("timestamp"))
         kind, payload = d.get("type"), d.get("payload")
         if kind is None or not isinstance(payload, dict):  # mid-2025: bare items
             kind, payload = "response_item", d
@@ -150,8 +163,15 @@ class Rollout:
             return
         output, facts = split_output(p.get("output"))
         set_output(part, output)
+        facts = dict(facts or {})
+        if not isinstance(facts.get("exit_code"), int) and part.get("toolName", part["type"][5:]) in SHELLS:
+            code = heading_exit_code(output)
+            if code is not None:
+                facts["exit_code"] = code
         if facts:
-            part.setdefault("toolMetadata", {}).setdefault("codex", {}).update(facts)
+            found = part.setdefault("toolMetadata", {}).setdefault("codex", {})
+            for key, value in facts.items():
+                found.setdefault(key, value)  # an exec_command_end read before keeps its word
         self.answered = True
 
     def exit_code(self, p: Json) -> None:
@@ -206,6 +226,18 @@ def split_output(raw: Any) -> tuple[Any, Json | None]:
             meta = parsed.get("metadata")
             return parsed["output"], meta if isinstance(meta, dict) else None
     return raw, None
+
+
+def heading_exit_code(output: Any) -> int | None:
+    """The exit code a shell-like output states before its "Output:" (not one its output prints)."""
+    if not isinstance(output, str):
+        return None
+    heading = output[:HEADING_MAX].split("\nOutput:", 1)[0]
+    for pattern in EXIT_HEADINGS:
+        found = pattern.search(heading)
+        if found:
+            return int(found.group(1))
+    return None
 
 
 def reasoning_texts(p: Json) -> list[str]:
@@ -263,7 +295,7 @@ def user_texts(path: Path) -> tuple[set[str], set[str]]:
 
 def parse_rollout(path: Path, session_id: str, registry: Registry, namespace: uuid.UUID) -> Session:
     """One rollout file, parsed whole."""
-    rollout = Rollout(registry, Conversation(namespace), *user_texts(path))
+    rollout = Rollout(registry, Conversation(namespace, idle=is_idle(path)), *user_texts(path))
     for number, d in enumerate(read_lines(path)):
         rollout.line_no = number
         rollout.line(d)

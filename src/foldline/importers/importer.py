@@ -13,7 +13,7 @@ from . import claude_code, codex
 from .detect import Group, find_groups
 from .session import Session
 from .summary import Summary
-from .writer import Writer, agent_id, fingerprint, group_key, load_state, save_state
+from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, load_state, save_state
 
 # Told (bytes done, bytes in all, the file at hand) as the import goes.
 Progress = Callable[[int, int, str], None]
@@ -36,7 +36,8 @@ def import_group(writer: Writer, group: Group) -> Summary:
     try:
         files = fingerprint(group)
         state = load_state(t, source)
-        if state.get("files") == files and t.store.conversation(agent) is not None:
+        current = state.get("version") == IMPORTER_VERSION
+        if current and state.get("files") == files and t.store.conversation(agent) is not None:
             return Summary(unchanged=1)
         session = parse(group, t, uuid.UUID(agent))
     except OSError as exc:

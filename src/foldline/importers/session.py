@@ -4,12 +4,20 @@ A :class:`Session` is one agent: its messages in order, the conversations of the
 started (keyed by the tool call id that started each), a title and where it came from. The
 helpers here build the parts every format shares: tool parts that always pass the write door
 (an unknown or refused tool becomes a ``dynamic-tool``), and the outcome of a call.
+
+Each conversation is dated by its source: its first and last line's timestamps. A call whose
+result never came is closed once its turn is over: when a later message follows it, or when the
+file has not been written for ``IDLE_SECONDS`` (an agent that is still running appends to its
+file all the time).
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from ..errors import Invalid
@@ -19,6 +27,30 @@ from ..transcripts import TURN_ENDED
 
 Json = dict[str, Any]
 TITLE_MAX = 120
+# A session file not modified for this long before an import is over: the calls still open in its
+# last message are closed as the turn-end outcome (a live file, appended to all the time, keeps them).
+IDLE_SECONDS = 10 * 60
+
+
+def iso_time(value: Any) -> str | None:
+    """A log's timestamp in the store's form (UTC, milliseconds, ``Z``), or None if it is not one."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def is_idle(path: Path) -> bool:
+    """Whether ``path`` was last modified more than ``IDLE_SECONDS`` ago (so no agent is writing it)."""
+    try:
+        return time.time() - path.stat().st_mtime > IDLE_SECONDS
+    except OSError:
+        return False
 
 
 @dataclass
@@ -29,6 +61,16 @@ class Conversation:
     messages: list[Json] = field(default_factory=list)
     by_key: dict[str, Json] = field(default_factory=dict)
     title: str | None = None
+    first_at: str | None = None  # the first line's timestamp, in the store's form
+    last_at: str | None = None  # the last line's timestamp
+    idle: bool = False  # its file is no longer written: calls open in the last message are over too
+
+    def saw(self, stamp: Any) -> None:
+        """Note a line's timestamp: the conversation runs from its first line to its last."""
+        found = iso_time(stamp)
+        if found is not None:
+            self.first_at = self.first_at or found
+            self.last_at = found
 
     def message(self, key: str, role: str, metadata: Json) -> tuple[Json, bool]:
         """The message for ``key``, made (with a stable id) if new; and whether it was new."""
@@ -111,10 +153,11 @@ def settle(part: Json, registry: Registry, ended: bool) -> None:
 
 
 def settle_conversation(conv: Conversation, registry: Registry) -> None:
-    """Settle every tool part; calls still open in the last message may still be running."""
+    """Settle every tool part; calls still open in the last message may still be running, unless
+    the conversation's file is idle."""
     last = len(conv.messages) - 1
     for i, message in enumerate(conv.messages):
         for part in message["parts"]:
             if part["type"] == "dynamic-tool" or part["type"].startswith("tool-"):
-                settle(part, registry, ended=i < last)
+                settle(part, registry, ended=i < last or conv.idle)
     conv.messages = [m for m in conv.messages if m["parts"]]

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import click
 import watchfiles
 
 from ..local import Local
@@ -75,7 +76,9 @@ def attach_watcher(app: Any, transcripts: Transcripts, local: Local, paths: list
     """Follow the session folders (default: this machine's) while ``app`` runs."""
     folders = paths if paths is not None else [str(p) for p in session_dirs()]
     if not folders:
+        click.echo("--watch: no Claude Code or Codex session folder on this machine, nothing to follow")
         return None
+    click.echo(f"watching {', '.join(folders)} for new session lines")
     watcher = Watcher(transcripts, local, folders)
     inner = app.router.lifespan_context
 

@@ -4,6 +4,10 @@ The bookkeeping of a session (``Store.import_state``, keyed by workspace and mai
 the size and modification time of each of its files, so an untouched session is not even
 parsed again, and a short hash per message, so a grown session puts only its new messages
 and the ones that changed (an assistant message whose tool result arrived since).
+
+After its messages are written, each conversation is dated by its source (``Store.set_times``):
+created at its first line's timestamp, updated at its last line's. An agent's activity includes
+its subagents', as in the store: its ``updated_at`` is the latest of theirs and its own.
 """
 
 from __future__ import annotations
@@ -19,6 +23,10 @@ from ..transcripts import Transcripts
 from .detect import Group
 from .session import Conversation, Json, Session
 from .summary import Summary
+
+# Bumped when the importer changes what it makes of a log: a session saved by an older importer is
+# parsed again (and only its changed messages written), even if its files are untouched.
+IMPORTER_VERSION = 2
 
 
 def agent_id(workspace_id: str, key: str) -> str:
@@ -70,6 +78,10 @@ class Writer:
         self.put_all(agent, None, session.main, hashes.setdefault("", {}), done)
         for call, conv in session.subagents.items():
             self.put_all(agent, call, conv, hashes.setdefault(call, {}), done)
+        # last: a subagent's write stamps its parent with the time of the import
+        lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
+        if session.main.first_at and lasts:
+            self.t.store.set_times(agent, session.main.first_at, max(lasts))
         done.agents = 1 if done.messages else 0
         return done
 
@@ -77,7 +89,10 @@ class Writer:
         """A subagent rollout, as the conversation under its parent thread's agent."""
         done = Summary()
         session.main.title = session.main.title or session.title
+        before = self.t.store.conversation(parent)
         self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done)
+        if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
+            self.t.store.set_times(parent, before.created_at, max(before.updated_at, session.main.last_at))
         done.agents = 1 if done.messages else 0
         return done
 
@@ -90,11 +105,17 @@ class Writer:
             seen[message["id"]] = mark
             done.messages += 1
             done.parts += len(message["parts"])
-        if call is not None and conv.title and conv.messages:
-            found = self.t.store.visible_conversation(self.account, agent, call)
-            if found is not None and found.title != conv.title:
-                self.t.store.set_title(found.id, conv.title)
+        if call is None or not conv.messages:
+            return
+        found = self.t.store.visible_conversation(self.account, agent, call)
+        if found is None:
+            return
+        if conv.title and found.title != conv.title:
+            self.t.store.set_title(found.id, conv.title)
+        if conv.first_at and conv.last_at:
+            self.t.store.set_times(found.id, conv.first_at, conv.last_at)
 
 
 def save_state(transcripts: Transcripts, source: str, files: Any, hashes: Any) -> None:
-    transcripts.store.set_import_state(source, orjson.dumps({"files": files, "hashes": hashes}).decode())
+    state = {"files": files, "hashes": hashes, "version": IMPORTER_VERSION}
+    transcripts.store.set_import_state(source, orjson.dumps(state).decode())

@@ -1,0 +1,385 @@
+"""What an import takes from the source beyond the messages: when each session ran, whether an
+old session is over, the exit codes of shell calls, and what the CLI tells the user.
+
+The dates and outcomes run on both backends; each test imports into its own workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from click.testing import CliRunner
+
+from foldline.cli import main
+from foldline.importers import import_paths
+from foldline.importers.session import IDLE_SECONDS
+from foldline.importers.watch import attach_watcher
+from foldline.local import ensure_local
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import TURN_ENDED, Transcripts
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+HEY = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"  # 2025-10-21, ends with open calls
+CODEX_2025 = (
+    DATA / "codex" / "jnarowski__agentcmd" / "rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl"
+)
+SUBAGENTS = DATA / "claude-code" / "codemie-ai__codemie-code" / "incremental-subagents"  # 2026-01-07
+SUBAGENT_FILE = SUBAGENTS / "turn-2" / "subagents" / "agent-a485154.jsonl"
+Json = dict[str, Any]
+
+
+@pytest.fixture
+def owner(transcripts: Transcripts) -> tuple[str, str]:
+    account = transcripts.create_account("importer")["id"]
+    return account, transcripts.create_workspace("sessions", [account])["id"]
+
+
+def raw_lines(path: Path) -> Iterator[Json]:
+    for raw in path.read_bytes().splitlines():
+        if raw.strip():
+            yield orjson.loads(raw)
+
+
+def store_form(stamp: str) -> str:
+    """A timestamp as the store writes one: UTC, milliseconds, ``Z``."""
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def span(path: Path) -> tuple[str, str]:
+    """The first and last line's timestamps of a log, read from the file."""
+    stamps = [d["timestamp"] for d in raw_lines(path) if isinstance(d.get("timestamp"), str)]
+    return store_form(stamps[0]), store_form(stamps[-1])
+
+
+def all_parts(t: Transcripts, account: str, agent: str) -> list[Json]:
+    found = []
+    for call in [None, *t.agent(account, agent)["subagents"]]:
+        for m in t.messages(account, agent, call=call)["messages"]:
+            found += m["parts"]
+    return found
+
+
+def make_idle(path: Path) -> None:
+    old = time.time() - IDLE_SECONDS - 60
+    os.utime(path, (old, old))
+
+
+# -- 1. dated by the source ----------------------------------------------------------------
+
+
+def test_agents_are_dated_by_their_own_lines_and_ordered_by_last_activity(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    # the 2026 session first, the 2025 ones after: import order must not be the list's order
+    for paths in ([SUBAGENTS], [HEY], [CODEX_2025]):
+        assert import_paths(transcripts, paths, account_id=account, workspace_id=workspace).skipped == []
+    agents = transcripts.list_agents(account, workspace)["agents"]
+    spans = [span(SUBAGENTS / "turn-2.jsonl"), span(HEY), span(CODEX_2025)]
+    assert [(a["created_at"], a["updated_at"]) for a in agents] == spans  # newest activity first
+    assert spans[0][0].startswith("2026-") and spans[1][0].startswith("2025-10-")
+    # a subagent conversation is dated by its own file
+    (agent,) = [a for a in agents if a["created_at"].startswith("2026-")]
+    (call,) = transcripts.agent(account, agent["id"])["subagents"]
+    sub = transcripts.store.visible_conversation(account, agent["id"], call)
+    assert sub is not None and (sub.created_at, sub.updated_at) == span(SUBAGENT_FILE)
+    # the agent read through the API says the same
+    assert transcripts.agent(account, agent["id"])["updated_at"] == spans[0][1]
+
+
+def test_a_grown_session_moves_its_last_activity(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    raw = HEY.read_bytes().splitlines(keepends=True)
+    log = tmp_path / HEY.name
+    log.write_bytes(b"".join(raw[: len(raw) // 2]))
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    assert (agent["created_at"], agent["updated_at"]) == span(log)
+    with log.open("ab") as f:
+        f.write(b"".join(raw[len(raw) // 2 :]))
+    assert import_paths(transcripts, [log], account_id=account, workspace_id=workspace).messages > 0
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    assert (agent["created_at"], agent["updated_at"]) == span(HEY)
+
+
+def claude_session(session_id: str, lines: list[Json]) -> bytes:
+    base = {"sessionId": session_id, "cwd": "/home/user/project", "version": "2.1.0"}
+    return b"".join(orjson.dumps({**base, **line}) + b"\n" for line in lines)
+
+
+def bash_call(uuid: str, message_id: str, call_id: str, stamp: str, command: str = "make") -> Json:
+    block = {"type": "tool_use", "id": call_id, "name": "Bash", "input": {"command": command}}
+    body = {"id": message_id, "role": "assistant", "model": "claude-test", "content": [block]}
+    return {"type": "assistant", "uuid": uuid, "timestamp": stamp, "message": body}
+
+
+def bash_result(uuid: str, call_id: str, stamp: str, text: str, error: bool, extra: Any) -> Json:
+    block = {"type": "tool_result", "tool_use_id": call_id, "content": text, "is_error": error}
+    return {
+        "type": "user",
+        "uuid": uuid,
+        "timestamp": stamp,
+        "message": {"role": "user", "content": [block]},
+        "toolUseResult": extra,
+    }
+
+
+def prompt(uuid: str, stamp: str, text: str) -> Json:
+    return {"type": "user", "uuid": uuid, "timestamp": stamp, "message": {"role": "user", "content": text}}
+
+
+def test_timestamps_with_an_offset_are_stored_in_utc_milliseconds(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    lines = [
+        {"type": "summary", "summary": "no timestamp on this line"},
+        prompt("u-1", "2026-03-01T12:00:00.123456+02:00", "build it"),
+        prompt("u-2", "2026-03-01T13:30:05Z", "and test it"),
+    ]
+    (tmp_path / "s.jsonl").write_bytes(claude_session("5d1c3b8e-0000-4000-8000-000000000001", lines))
+    import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    assert (agent["created_at"], agent["updated_at"]) == ("2026-03-01T10:00:00.123Z", "2026-03-01T13:30:05.000Z")
+
+
+# -- 2. an old session's last calls are over ---------------------------------------------------
+
+
+def open_calls(t: Transcripts, account: str, workspace: str) -> tuple[list[Json], list[Json]]:
+    """The last message's tool parts still open, and those closed by the turn's end."""
+    (agent,) = t.list_agents(account, workspace)["agents"]
+    last = t.messages(account, agent["id"])["messages"][-1]
+    tools = [p for p in last["parts"] if p["type"] == "dynamic-tool" or p["type"].startswith("tool-")]
+    return [p for p in tools if p["state"] == "input-available"], [p for p in tools if p.get("errorText") == TURN_ENDED]
+
+
+def test_a_session_idle_for_long_closes_the_calls_of_its_last_message(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    log = tmp_path / HEY.name
+    shutil.copy(HEY, log)
+    make_idle(log)
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert still_open == [] and len(closed) == 3
+    assert all(p["state"] == "output-error" and p["input"] for p in closed)  # inputs kept
+
+
+def test_a_live_session_keeps_the_calls_of_its_last_message_open(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    log = tmp_path / HEY.name
+    shutil.copy(HEY, log)
+    os.utime(log)  # just written, as by an agent still running (what a --watch import sees)
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert len(still_open) == 3 and closed == []
+
+
+def test_an_idle_codex_rollout_closes_its_last_calls_too(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    log = tmp_path / "rollout.jsonl"
+    log.write_bytes(rollout([call_line("shell", "c1", {"command": ["sleep", "600"]})]))
+    make_idle(log)
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert still_open == [] and len(closed) == 1
+
+
+# -- 3. exit codes ------------------------------------------------------------------------------
+
+STAMP = "2026-02-02T10:00:00.000Z"
+
+
+def envelope(kind: str, payload: Json) -> Json:
+    return {"timestamp": STAMP, "type": kind, "payload": payload}
+
+
+def call_line(name: str, call_id: str, args: Json) -> Json:
+    item = {"type": "function_call", "name": name, "arguments": orjson.dumps(args).decode(), "call_id": call_id}
+    return envelope("response_item", item)
+
+
+def output_line(call_id: str, output: str) -> Json:
+    return envelope("response_item", {"type": "function_call_output", "call_id": call_id, "output": output})
+
+
+def exec_end(call_id: str, code: int) -> Json:
+    return envelope("event_msg", {"type": "exec_command_end", "call_id": call_id, "exit_code": code})
+
+
+def rollout(lines: list[Json]) -> bytes:
+    meta = envelope("session_meta", {"id": "0199812e-0000-7000-8000-00000000abcd", "cwd": "/w", "cli_version": "0.1"})
+    ask = envelope(
+        "response_item",
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "check the build"}]},
+    )
+    return b"".join(orjson.dumps(line) + b"\n" for line in [meta, ask, *lines])
+
+
+def stored_tools(t: Transcripts, account: str, workspace: str) -> dict[str, Json]:
+    (agent,) = t.list_agents(account, workspace)["agents"]
+    return {p["toolCallId"]: p for p in all_parts(t, account, agent["id"]) if "toolCallId" in p}
+
+
+def codex_exit(part: Json) -> Any:
+    return part.get("toolMetadata", {}).get("codex", {}).get("exit_code")
+
+
+def test_codex_shell_exit_codes_are_kept_whatever_form_the_log_gives(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    denied = (
+        "failed in sandbox MacosSeatbelt with execution error: sandbox denied exec error, exit code: 1, "
+        "stdout: , stderr: Operation not permitted\n"
+    )
+    lines = [
+        call_line("shell", "json-meta", {"command": ["ls", "x"]}),
+        output_line("json-meta", orjson.dumps({"output": "no such file\n", "metadata": {"exit_code": 1}}).decode()),
+        call_line("shell", "sandbox", {"command": ["brew", "shellenv"]}),
+        output_line("sandbox", denied),
+        call_line("shell_command", "heading", {"command": "make"}),
+        output_line("heading", "Exit code: 2\nWall time: 0.1 seconds\nOutput:\nboom\n"),
+        call_line("shell_command", "printed", {"command": "echo"}),
+        output_line("printed", "Exit code: 0\nWall time: 0 seconds\nOutput:\nExit code: 9\n"),
+        call_line("exec_command", "ended", {"cmd": "pytest"}),
+        exec_end("ended", 3),
+        output_line("ended", "Chunk ID: ab\nWall time: 0.2 seconds\nProcess exited with code 3\nOutput:\nF\n"),
+        call_line("exec_command", "long", {"cmd": "npm test"}),
+        output_line("long", "Chunk ID: cd\nWall time: 10 seconds\nProcess running with session ID 7\nOutput:\n"),
+        call_line("write_stdin", "poll", {"session_id": 7, "chars": ""}),
+        output_line("poll", "Chunk ID: ef\nWall time: 1 seconds\nProcess exited with code 4\nOutput:\nfail\n"),
+        exec_end("long", 4),
+        call_line("update_plan", "plan", {"plan": []}),
+        output_line("plan", "Exit code: 5\n"),  # not a shell: its text is not an exit status
+    ]
+    (tmp_path / "rollout.jsonl").write_bytes(rollout(lines))
+    import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
+    tools = stored_tools(transcripts, account, workspace)
+    codes = {call: codex_exit(part) for call, part in tools.items()}
+    assert codes == {
+        "json-meta": 1,
+        "sandbox": 1,
+        "heading": 2,
+        "printed": 0,
+        "ended": 3,
+        "long": 4,
+        "poll": 4,
+        "plan": None,
+    }
+    # a failed call keeps the output the model saw
+    assert tools["sandbox"]["state"] == "output-available" and tools["sandbox"]["output"] == denied
+    assert tools["heading"]["output"].startswith("Exit code: 2")
+
+
+def test_a_real_sandbox_denial_keeps_its_exit_code(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    import_paths(transcripts, [CODEX_2025], account_id=account, workspace_id=workspace)
+    denied = [
+        p
+        for p in stored_tools(transcripts, account, workspace).values()
+        if isinstance(p.get("output"), str) and "sandbox denied exec error, exit code: " in p["output"]
+    ]
+    assert denied
+    for part in denied:
+        said = int(part["output"].split("exit code: ", 1)[1].split(",", 1)[0])
+        assert part["state"] == "output-available" and codex_exit(part) == said != 0
+
+
+def test_claude_bash_results_keep_their_exit_status_and_interruption(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    account, workspace = owner
+    failed = "Exit code 127\n/bin/bash: line 1: pytest: command not found"
+    quiet = {"stdout": "", "stderr": "", "interrupted": False, "isImage": False}
+    lines = [
+        prompt("u-1", STAMP, "run the tests"),
+        bash_call("u-2", "m-1", "failed", STAMP, "pytest"),
+        bash_result("u-3", "failed", STAMP, failed, True, "Error: " + failed),
+        bash_call("u-4", "m-2", "stopped", STAMP, "sleep 100"),
+        bash_result("u-5", "stopped", STAMP, "", False, {**quiet, "interrupted": True}),
+        bash_call("u-6", "m-3", "fine", STAMP, "echo 'Exit code 3'"),
+        bash_result("u-7", "fine", STAMP, "Exit code 3\n", False, {**quiet, "stdout": "Exit code 3\n"}),
+        prompt("u-8", STAMP, "thanks"),
+    ]
+    (tmp_path / "s.jsonl").write_bytes(claude_session("5d1c3b8e-0000-4000-8000-000000000002", lines))
+    import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
+    tools = stored_tools(transcripts, account, workspace)
+    facts = {call: part.get("toolMetadata", {}).get("claudeCode", {}) for call, part in tools.items()}
+    assert tools["failed"]["state"] == "output-error" and tools["failed"]["errorText"] == failed
+    assert facts["failed"] == {"exitCode": 127}
+    assert facts["stopped"] == {"interrupted": True, "isImage": False}
+    assert "exitCode" not in facts["fine"]  # a success's own output is not an exit status
+
+
+# -- 4. what --watch follows, 5. a new store -----------------------------------------------------
+
+
+def test_serve_watch_names_the_folders_it_follows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from foldline.app import create_app
+
+    db = str(tmp_path / "foldline.db")
+    t = Transcripts(open_store(db), settings=Settings(db=db))
+    local = ensure_local(t, db)
+    folders = [str(tmp_path / "a"), str(tmp_path / "b")]
+    for folder in folders:
+        Path(folder).mkdir()
+    assert attach_watcher(create_app(t), t, local, folders) is not None
+    assert capsys.readouterr().out == f"watching {folders[0]}, {folders[1]} for new session lines\n"
+    assert attach_watcher(create_app(t), t, local, []) is None
+    assert "nothing to follow" in capsys.readouterr().out
+
+
+def test_import_watch_names_the_folders_it_follows_on_stderr(tmp_path: Path) -> None:
+    folder = tmp_path / "projects"
+    folder.mkdir()
+    shutil.copy(HEY, folder)
+    env = {**os.environ, "FOLDLINE_DB": str(tmp_path / "foldline.db")}
+    command = [sys.executable, "-m", "foldline.cli", "import", "--watch", str(folder)]
+    with subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        try:
+            assert child.stderr is not None and child.stdout is not None
+            told = [child.stderr.readline() for _ in range(2)]
+            summary = child.stdout.readline()
+        finally:
+            child.terminate()  # the watch runs until stopped: this test's own child, by its handle
+            child.wait(10)
+    assert told[0].startswith("created a new store at ")
+    assert told[1] == f"watching {folder.resolve()} for new session lines (Ctrl-C to stop)\n"
+    assert summary.startswith("imported ")
+
+
+def test_import_says_when_it_creates_a_new_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FOLDLINE_DB", raising=False)
+    runner = CliRunner()
+    first = runner.invoke(main, ["import", "--json", str(HEY)])
+    assert first.exit_code == 0, first.output
+    made = tmp_path / "foldline.db"
+    assert made.is_file()
+    assert first.stderr == f"created a new store at {made}; pass --db or set FOLDLINE_DB to use another\n"
+    assert orjson.loads(first.stdout)["agents"] == 1  # stdout stays the summary alone
+    again = runner.invoke(main, ["import", "--json", "--db", str(made), str(HEY)])
+    assert again.exit_code == 0 and again.stderr == ""
