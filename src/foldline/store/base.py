@@ -340,14 +340,7 @@ class Store:
         """
         stamp = now()
         with self.write() as conn:
-            seq = conn.execute(
-                update(conversations)
-                .where(conversations.c.id == conv.id)
-                .values(seq=conversations.c.seq + 1, updated_at=stamp)
-                .returning(conversations.c.seq)
-            ).scalar_one()
-            if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
-                conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
+            seq = self._next_seq(conn, conv, stamp)
             # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
             found = conn.execute(
                 select(messages.c.position, messages.c.seq).where(
@@ -356,41 +349,42 @@ class Store:
             ).first()
             if expect_seq is not None and (found is None or found.seq != expect_seq):
                 raise StaleWrite(message_id)
-            old = None if found is None else found.position
-            position = seq if old is None else old
+            position = seq if found is None else found.position
             values = {
-                "conversation_id": conv.id,
-                "id": message_id,
-                "owner_id": conv.owner_id,
-                "position": position,
-                "seq": seq,
-                "role": role,
-                "head": head,
-                "created_at": stamp,
-                "updated_at": stamp,
-            }
+                "conversation_id": conv.id, "id": message_id, "owner_id": conv.owner_id, "position": position,
+                "seq": seq, "role": role, "head": head, "created_at": stamp, "updated_at": stamp,
+            }  # fmt: skip
             self.upsert_in(conn, messages, values, ["conversation_id", "id"], ["seq", "role", "head", "updated_at"])
-            conn.execute(delete(parts).where(parts.c.conversation_id == conv.id, parts.c.message_id == message_id))
-            if stored:
-                conn.execute(
-                    insert(parts),
-                    [
-                        {
-                            "conversation_id": conv.id,
-                            "message_id": message_id,
-                            "idx": p.idx,
-                            "position": position,
-                            "seq": seq,
-                            "tool": p.tool,
-                            "body": p.body,
-                            "cut_body": p.cut_body,
-                            "cut_ref": p.cut_ref,
-                        }
-                        for p in stored
-                    ],
-                )
+            self._replace_parts(conn, conv.id, message_id, position, seq, stored)
             self.announce(conn, conv.id)
-        return int(seq), old is None
+        return seq, found is None
+
+    @staticmethod
+    def _next_seq(conn: Connection, conv: Conversation, stamp: str) -> int:
+        """Take the conversation's next write number, and mark it (and its parent) active."""
+        seq = conn.execute(
+            update(conversations)
+            .where(conversations.c.id == conv.id)
+            .values(seq=conversations.c.seq + 1, updated_at=stamp)
+            .returning(conversations.c.seq)
+        ).scalar_one()
+        if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
+            conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
+        return int(seq)
+
+    @staticmethod
+    def _replace_parts(
+        conn: Connection, conv_id: str, message_id: str, position: int, seq: int, stored: Sequence[StoredPart]
+    ) -> None:
+        conn.execute(delete(parts).where(parts.c.conversation_id == conv_id, parts.c.message_id == message_id))
+        if not stored:
+            return
+        rows = [
+            {"conversation_id": conv_id, "message_id": message_id, "idx": p.idx, "position": position, "seq": seq,
+             "tool": p.tool, "body": p.body, "cut_body": p.cut_body, "cut_ref": p.cut_ref}
+            for p in stored
+        ]  # fmt: skip
+        conn.execute(insert(parts), rows)
 
     def page(
         self, conv: Conversation, *, cut: TextTools | None, limit: int | None, before: int | None
