@@ -21,7 +21,7 @@ import pytest
 from click.testing import CliRunner
 
 from foldline.cli import main
-from foldline.importers import import_paths
+from foldline.importers import import_paths, session
 from foldline.importers.session import IDLE_SECONDS
 from foldline.importers.watch import attach_watcher
 from foldline.local import ensure_local
@@ -191,6 +191,23 @@ def test_a_live_session_keeps_the_calls_of_its_last_message_open(
     import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
     still_open, closed = open_calls(transcripts, account, workspace)
     assert len(still_open) == 3 and closed == []
+
+
+def test_a_session_that_goes_quiet_after_its_import_has_its_calls_closed_next_time(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its file does not change again; only the clock moves past the idle time."""
+    account, workspace = owner
+    log = tmp_path / HEY.name
+    shutil.copy(HEY, log)
+    written = time.time() - 120
+    os.utime(log, (written, written))  # two minutes ago: still live for a 10-minute idle time
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    assert len(open_calls(transcripts, account, workspace)[0]) == 3
+    monkeypatch.setattr(session, "IDLE_SECONDS", 60)  # as if eight more minutes had passed
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert still_open == [] and len(closed) == 3
 
 
 def test_an_idle_codex_rollout_closes_its_last_calls_too(

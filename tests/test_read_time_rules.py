@@ -15,7 +15,7 @@ from conftest import World
 from core_helpers import assistant, bash, new_id, put, tool, user
 from test_stored_rows import registry_with
 
-from foldline import Invalid, NotFound
+from foldline import Conflict, Invalid, NotFound
 from foldline.settings import Settings
 from foldline.store import StaleWrite, Store, StoredPart
 from foldline.transcripts import Transcripts
@@ -141,3 +141,58 @@ def test_uuids_are_compared_without_regard_to_case(world: World) -> None:
 def test_a_bound_under_two_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         Settings(bound=1)
+
+
+def test_tool_name_prefixes_are_matched_with_case_on_every_backend(world: World) -> None:
+    def dynamic(name: str) -> dict[str, object]:
+        return {"type": "dynamic-tool", "toolName": name, "toolCallId": new_id(), "state": "output-available",
+                "input": {}, "output": OUTPUT}
+
+    names = ["mcp__x", "MCP__x", "Connection_foo", "connection_foo", "mcpX__y"]
+    put(world.alice, world.agent, assistant([dynamic(n) for n in names]))
+    sent = world.alice.messages(world.agent, cut=True)["messages"][-1]
+    assert [c["index"] for c in sent["cutParts"]] == [0, 3]
+
+
+def test_turn_end_keeps_a_result_that_lands_while_it_runs(world: World, transcripts: Transcripts) -> None:
+    """The agent writes the tool's real outcome between the turn-end's read and its write."""
+    message = assistant([{"type": "tool-bash", "toolCallId": "c1", "state": "input-available",
+                          "input": {"command": "make"}}])
+    put(world.alice, world.agent, message)
+    done = assistant([bash("BUILD OK") | {"toolCallId": "c1"}], message["id"])
+    read = transcripts.store.message
+
+    def read_then_race(*args: object) -> object:
+        row = read(*args)  # type: ignore[arg-type]
+        if row is not None and not done.get("raced"):
+            done["raced"] = True
+            put(world.alice, world.agent, {k: v for k, v in done.items() if k != "raced"})
+        return row
+
+    transcripts.store.message = read_then_race  # type: ignore[method-assign]
+    try:
+        result = transcripts.end_turn(world.alice_id, world.agent)
+    finally:
+        del transcripts.store.message
+    assert result == {"message": message["id"], "ended": []}
+    assert last(transcripts, world, cut=False)["parts"][0]["output"] == "BUILD OK"  # type: ignore[index]
+
+
+def test_a_turn_end_that_keeps_losing_the_race_is_a_conflict(world: World, transcripts: Transcripts) -> None:
+    message = assistant([{"type": "tool-bash", "toolCallId": "c1", "state": "input-available",
+                          "input": {"command": "make"}}])
+    put(world.alice, world.agent, message)
+    read = transcripts.store.message
+
+    def read_then_rewrite(*args: object) -> object:
+        row = read(*args)  # type: ignore[arg-type]
+        put(world.alice, world.agent, message)  # the same message again: a new seq every time
+        return row
+
+    transcripts.store.message = read_then_rewrite  # type: ignore[method-assign]
+    try:
+        with pytest.raises(Conflict):
+            transcripts.end_turn(world.alice_id, world.agent)
+    finally:
+        del transcripts.store.message
+    assert last(transcripts, world, cut=False)["parts"][0]["state"] == "input-available"  # type: ignore[index]

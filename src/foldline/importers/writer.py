@@ -21,7 +21,7 @@ import orjson
 
 from ..transcripts import Transcripts
 from .detect import Group
-from .session import Conversation, Json, Session
+from .session import Conversation, Json, Session, is_idle
 from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
@@ -41,10 +41,12 @@ def group_key(group: Group) -> str:
 
 
 def fingerprint(group: Group) -> dict[str, list[int]]:
+    """Each file's size, mtime and whether it is idle: a session that went quiet since it was
+    imported is read again, so the calls it left open are closed."""
     found = {}
     for path in group.files:
         stat = os.stat(path)
-        found[str(path)] = [stat.st_size, stat.st_mtime_ns]
+        found[str(path)] = [stat.st_size, stat.st_mtime_ns, int(is_idle(path))]
     return found
 
 

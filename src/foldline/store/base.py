@@ -442,7 +442,8 @@ class Store:
             columns.append(parts.c.body.label("body"))
         else:
             # Sent cut: a part with a stored cut whose tool is drawn as text (per today's registry).
-            by_prefix = or_(false(), *(parts.c.tool.startswith(prefix, autoescape=True) for prefix in cut.prefixes))
+            # substr, not LIKE: SQLite's LIKE ignores case, PostgreSQL's does not.
+            by_prefix = or_(false(), *(func.substr(parts.c.tool, 1, len(p)) == p for p in cut.prefixes))
             drawn = or_(
                 parts.c.tool.is_(None),
                 parts.c.tool.in_(sorted(cut.names)),
