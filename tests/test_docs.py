@@ -6,6 +6,9 @@ import importlib.util
 import re
 from pathlib import Path
 
+import orjson
+from conftest import World
+
 from foldline import routes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -47,3 +50,13 @@ def test_readme_starts_with_the_two_commands() -> None:
     first_block = readme.split("```sh", 1)[1].split("```", 1)[0]
     assert "scripts/serve" in first_block and "scripts/test" in first_block
     assert (ROOT / ".ci" / "run").read_text().strip().endswith("exec scripts/test")
+
+
+def test_the_readme_python_example_runs(world: World) -> None:
+    readme = (ROOT / "README.md").read_text()
+    example = readme.split("```python", 1)[1].split("```", 1)[0]
+    example = example.replace("http://127.0.0.1:8765", world.url).replace("fl_...", world.alice_token)
+    scope = {"workspace_id": world.workspace, "huge_log": "PASSED test_cut\n" * 20_000}
+    exec(compile(example, "README.md", "exec"), scope)
+    assert len(orjson.dumps(scope["page"])) < 20_000, "the example's page weighs kilobytes"
+    assert scope["whole"]["output"] == scope["huge_log"]
