@@ -2,7 +2,7 @@
 // the transcript of every subagent, whatever the screen has loaded.
 
 import { conversationPath, getJson } from "./api.js";
-import { outputText, toolName } from "./parts.js";
+import { outputText, subagentLabel, toolName } from "./parts.js";
 
 export async function wholeTranscript(agent) {
   const info = await getJson("/api/agents/" + encodeURIComponent(agent));
@@ -28,7 +28,10 @@ function partMarkdown(part, subagents, depth) {
     if (part.output !== undefined) lines.push("Output:", fence(outputText(part.output)));
     if (part.errorText !== undefined) lines.push("Error:", fence(outputText(part.errorText)));
     const sub = typeof part.toolCallId === "string" ? subagents[part.toolCallId] : undefined;
-    if (sub) lines.push(messagesMarkdown(sub, subagents, depth + 1, `Subagent ${part.toolCallId}`));
+    if (sub) {
+      const label = subagentLabel(part);
+      lines.push(messagesMarkdown(sub, subagents, depth + 1, label ? `Subagent · ${label}` : `Subagent ${part.toolCallId}`));
+    }
     return lines.join("\n\n");
   }
   switch (part.type) {
