@@ -7,9 +7,6 @@ each run makes a fresh database there and drops it afterwards.
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,10 +14,9 @@ from pathlib import Path
 
 import psycopg
 import pytest
-import uvicorn
+from servers import ServerThread
 
 from foldline import Client
-from foldline.app import create_app
 from foldline.settings import Settings
 from foldline.store import Store, open_store
 from foldline.transcripts import Transcripts
@@ -72,40 +68,6 @@ def store(db_url: str) -> Iterator[Store]:
 @pytest.fixture(scope="session")
 def transcripts(store: Store, settings: Settings) -> Transcripts:
     return Transcripts(store, settings=settings)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-class ServerThread:
-    """A real uvicorn server in a thread, as a user would run it."""
-
-    def __init__(self, transcripts: Transcripts) -> None:
-        self.port = free_port()
-        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=self.port, log_level="error")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ServerThread:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="session")

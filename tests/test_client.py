@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import httpx
 import pytest
-from conftest import World, free_port
+from conftest import World
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
+from servers import free_port
 
 from foldline import Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
 from foldline.transcripts import Transcripts

@@ -6,8 +6,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from conftest import ServerThread
 from core_helpers import new_id
+from servers import ServerThread
 
 from foldline import Client
 from foldline.settings import Settings

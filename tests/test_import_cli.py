@@ -143,7 +143,7 @@ def test_watch_imports_new_lines_as_they_are_written(tmp_path: Path) -> None:
 def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> None:
     import httpx
     import uvicorn
-    from conftest import free_port
+    from servers import free_port
 
     from foldline.app import create_app
     from foldline.importers.watch import attach_watcher

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 import httpx
 import orjson
 import pytest
-from conftest import ServerThread, World
+from conftest import World
+from servers import ServerThread
 
 from foldline.settings import Settings
 from foldline.store import Store

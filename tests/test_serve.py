@@ -15,7 +15,7 @@ from typing import IO
 
 import httpx
 import pytest
-from conftest import free_port
+from servers import free_port
 
 
 def read_until(stream: IO[str], marker: str, seconds: float) -> str:

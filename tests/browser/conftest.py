@@ -7,9 +7,6 @@ backends); the server is the real app under uvicorn in a thread.
 from __future__ import annotations
 
 import shutil
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from servers import ServerThread as PanelServer
 
 from foldline import Client
-from foldline.app import create_app
 from foldline.settings import Settings
 from foldline.store import open_store
 from foldline.transcripts import Transcripts
@@ -46,32 +42,6 @@ def chromium_path() -> str:
 
 def launch(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
-
-
-class PanelServer:
-    """``foldline serve`` as a thread: the real app on a free port."""
-
-    def __init__(self, transcripts: Transcripts) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port: int = s.getsockname()[1]
-        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=self.port, log_level="error")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> PanelServer:
-        self.thread.start()
-        deadline = time.monotonic() + 20
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("the server did not start")
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(10)
 
 
 @dataclass
