@@ -516,7 +516,7 @@ class Store:
         return (row.body, row.tool) if row else None
 
     def counts(self, conversation_ids: Sequence[str]) -> dict[str, int]:
-        """Messages and parts stored under these conversations (for import summaries)."""
+        """Messages and parts stored under these conversations (what the import tests and bench check)."""
         if not conversation_ids:
             return {"messages": 0, "parts": 0}
         with self.read() as conn:
