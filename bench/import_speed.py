@@ -1,7 +1,8 @@
 """Import speed: Foldline importing the real test transcripts, against claude-code-log making HTML of them.
 
-Run: ``.venv/bin/python bench/import_speed.py``. Both tools run as subprocesses in this run, on a
-fresh copy of ``tests/data/transcripts``; time is wall-clock, peak memory is the child's max RSS.
+Run: ``.venv/bin/pip install -e ".[bench]"`` once (it brings claude-code-log), then
+``.venv/bin/python bench/import_speed.py``. Both tools run as subprocesses in this run, on a fresh
+copy of ``tests/data/transcripts``; time is wall-clock, peak memory is the child's max RSS.
 Then the first transcript page of the largest session (``parts=cut``, ``limit=50``, as the API
 sends it) is weighed against claude-code-log's HTML of the same session.
 """
@@ -81,7 +82,7 @@ def first_page(db: str) -> tuple[bytes, bytes, bytes, int]:
     first = t.messages(local.account_id, agent, cut=True, limit=PANEL_FIRST_PAGE)
     page = t.messages(local.account_id, agent, cut=True, limit=50)
     whole = t.messages(local.account_id, agent, cut=True)
-    t.store.close()
+    t.close()
     return orjson.dumps(first), orjson.dumps(page), orjson.dumps(whole), len(whole["messages"])
 
 

@@ -82,8 +82,8 @@ def import_largest(t: Transcripts, account: str, workspace: str) -> str | None:
         return None
     import_paths(t, [largest_session()], account_id=account, workspace_id=workspace)
     agents = t.list_agents(account, workspace)["agents"]
-    counts = t.store.counts([a["id"] for a in agents])
-    return max(agents, key=lambda a: counts.get(a["id"], 0))["id"] if agents else None
+    sizes = {a["id"]: len(t.messages(account, a["id"])["messages"]) for a in agents}
+    return max(agents, key=lambda a: sizes[a["id"]])["id"] if agents else None
 
 
 def synthetic(client: Client, workspace: str, target_bytes: int, title: str) -> str:

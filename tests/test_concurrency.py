@@ -80,5 +80,5 @@ def test_concurrent_writers_and_readers_lose_and_tear_nothing(tmp_path: Path) ->
                 assert [m["id"] for m in page["messages"]] == ids[agent]
                 assert all(stamps(m) == {f"w{n}r{ROUNDS - 1}"} for m in page["messages"])
                 assert page["seq"] == ROUNDS * MESSAGES
-    transcripts.store.close()
+    transcripts.close()
     assert problems == []

@@ -52,12 +52,13 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Transcrip
     workspace = t.create_workspace("sessions", [account])["id"]
     summary = import_paths(t, [DATA], account_id=account, workspace_id=workspace)
     yield t, account, workspace, summary
-    t.store.close()
+    t.close()
 
 
 def agent_for(t: Transcripts, workspace: str, key: str) -> str:
     agent = str(uuid.uuid5(uuid.UUID(workspace), key))
-    assert t.store.conversation(agent) is not None, key
+    (account,) = next(w["members"] for w in t.workspaces() if w["id"] == workspace)
+    assert t.find_agent(account, agent) is not None, key
     return agent
 
 
@@ -282,8 +283,10 @@ def test_images_compaction_and_mcp_tools(corpus: tuple[Transcripts, str, str, Su
 def test_importing_again_adds_nothing(corpus: tuple[Transcripts, str, str, Summary]) -> None:
     t, account, workspace, _ = corpus
     ids = [c for a in t.list_agents(account, workspace)["agents"] for c in [a["id"]]]
-    before = t.store.counts(ids)
+    store = open_store(t.settings.db)
+    before = store.counts(ids)
     again = import_paths(t, [DATA], account_id=account, workspace_id=workspace)
     assert (again.agents, again.messages, again.parts, again.skipped) == (0, 0, 0, [])
-    assert t.store.counts(ids) == before
+    assert store.counts(ids) == before
+    store.close()
     assert len(t.list_agents(account, workspace)["agents"]) == len(ids)

@@ -74,9 +74,9 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     db = str(tmp_path / "foldline.db")
     t = local_transcripts(db)
     local = ensure_local(t, db)
-    summary = import_on_first_run(t, local)
-    assert summary is not None and summary.skipped == [] and summary.agents == 3
-    assert "sample sessions" in capsys.readouterr().out
+    first = import_on_first_run(t, local)
+    assert first is not None and first.samples and first.summary.skipped == [] and first.summary.agents == 3
+    assert "sample sessions" in first.line()
     assert import_on_first_run(t, local) is None  # not the first run any more
 
 
@@ -93,8 +93,8 @@ def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: p
     db = str(tmp_path / "foldline.db")
     t = local_transcripts(db)
     local = ensure_local(t, db)
-    summary = import_on_first_run(t, local)
-    assert summary is not None and summary.agents == 3
+    first = import_on_first_run(t, local)
+    assert first is not None and not first.samples and first.summary.agents == 3
 
 
 def wait_until(check: Callable[[], bool]) -> None:
@@ -146,16 +146,15 @@ def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> N
     from servers import free_port
 
     from foldline.app import create_app
-    from foldline.importers.watch import attach_watcher
+    from foldline.importers.watch import Watcher
 
     db = str(tmp_path / "foldline.db")
     t = local_transcripts(db)
     local = ensure_local(t, db)
     folder = tmp_path / "sessions"
     folder.mkdir()
-    app = create_app(t)
-    watcher = attach_watcher(app, t, local, [str(folder)])
-    assert watcher is not None
+    watcher = Watcher(t, local, [str(folder)])
+    app = create_app(t, [watcher])
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
     running = threading.Thread(target=server.run, daemon=True)

@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from foldline.cli import main
+from foldline.cli.serve import watchers
 from foldline.importers import import_paths, session
 from foldline.importers.session import IDLE_SECONDS
-from foldline.importers.watch import attach_watcher
 from foldline.local import ensure_local
 from foldline.settings import Settings
 from foldline.store import open_store
@@ -93,8 +93,8 @@ def test_agents_are_dated_by_their_own_lines_and_ordered_by_last_activity(
     # a subagent conversation is dated by its own file
     (agent,) = [a for a in agents if a["created_at"].startswith("2026-")]
     (call,) = transcripts.agent(account, agent["id"])["subagents"]
-    sub = transcripts.store.visible_conversation(account, agent["id"], call)
-    assert sub is not None and (sub.created_at, sub.updated_at) == span(SUBAGENT_FILE)
+    sub = transcripts.find_agent(account, agent["id"], call)
+    assert sub is not None and (sub["created_at"], sub["updated_at"]) == span(SUBAGENT_FILE)
     # the agent read through the API says the same
     assert transcripts.agent(account, agent["id"])["updated_at"] == spans[0][1]
 
@@ -354,19 +354,23 @@ def test_claude_bash_results_keep_their_exit_status_and_interruption(
 # -- 4. what --watch follows, 5. a new store -----------------------------------------------------
 
 
-def test_serve_watch_names_the_folders_it_follows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from foldline.app import create_app
-
+def test_serve_watch_names_the_folders_it_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = str(tmp_path / "foldline.db")
     t = Transcripts(open_store(db), settings=Settings(db=db))
     local = ensure_local(t, db)
-    folders = [str(tmp_path / "a"), str(tmp_path / "b")]
-    for folder in folders:
-        Path(folder).mkdir()
-    assert attach_watcher(create_app(t), t, local, folders) is not None
-    assert capsys.readouterr().out == f"watching {folders[0]}, {folders[1]} for new session lines\n"
-    assert attach_watcher(create_app(t), t, local, []) is None
+    monkeypatch.setenv("HOME", str(tmp_path / "empty-home"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "empty-home" / ".codex"))
+    assert watchers(t, local) == []
     assert "nothing to follow" in capsys.readouterr().out
+    claude, codex = tmp_path / "home" / ".claude" / "projects", tmp_path / "codex" / "sessions"
+    claude.mkdir(parents=True)
+    codex.mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert len(watchers(t, local)) == 1
+    assert capsys.readouterr().out == f"watching {claude}, {codex} for new session lines\n"
 
 
 def test_import_watch_names_the_folders_it_follows_on_stderr(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ def second_server(store: Store, settings: Settings) -> Iterator[ServerThread]:
     other = Transcripts(type(store)(store.url), settings=Settings(db=settings.db, poll_seconds=poll))
     with ServerThread(other) as running:
         yield running
-    other.store.close()
+    other.close()
 
 
 def read_frames(url: str, token: str, path: str, since: int, opened: threading.Event,

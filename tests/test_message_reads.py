@@ -7,6 +7,7 @@ from conftest import World
 from core_helpers import add_member, assistant, bash, put, text, user
 
 from foldline import Client, NotFound
+from foldline.store import Store
 from foldline.transcripts import Transcripts
 
 
@@ -46,11 +47,13 @@ def test_a_members_agent_does_not_expose_the_owners_other_messages(world: World,
         assert client.messages(carols)["messages"] == []
 
 
-def test_the_store_reads_a_message_only_under_its_conversation(world: World, transcripts: Transcripts) -> None:
+def test_the_store_reads_a_message_only_under_its_conversation(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     other = world.alice.create_agent(world.workspace)["id"]
     message = put(world.alice, world.agent, user("hello"))
     mine = transcripts.conversation(world.alice_id, world.agent)
     theirs = transcripts.conversation(world.alice_id, other)
-    row = transcripts.store.message(mine, str(message["id"]))
+    row = store.message(mine, str(message["id"]))
     assert row is not None and row.id == message["id"]
-    assert transcripts.store.message(theirs, str(message["id"])) is None
+    assert store.message(theirs, str(message["id"])) is None

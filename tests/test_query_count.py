@@ -36,23 +36,25 @@ def fill(world: World, turns: int) -> None:
         put(world.alice, world.agent, assistant([thought(LONG_THOUGHT), bash(BIG_OUTPUT[: 10_000 * (n % 3 + 1)])]))
 
 
-def statements_for_page(transcripts: Transcripts, world: World, limit: int) -> list[str]:
-    with counted(transcripts.store) as statements:
+def statements_for_page(transcripts: Transcripts, store: Store, world: World, limit: int) -> list[str]:
+    with counted(store) as statements:
         page = transcripts.messages(world.alice_id, world.agent, cut=True, limit=limit)
     assert len(page["messages"]) == limit
     return statements
 
 
-def test_pages_of_1_and_50_messages_cost_the_same_statements(world: World, transcripts: Transcripts) -> None:
+def test_pages_of_1_and_50_messages_cost_the_same_statements(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     fill(world, 30)
-    one = statements_for_page(transcripts, world, 1)
-    fifty = statements_for_page(transcripts, world, 50)
+    one = statements_for_page(transcripts, store, world, 1)
+    fifty = statements_for_page(transcripts, store, world, 50)
     assert len(one) == len(fifty)
     data = [s for s in fifty if "parts" in s or "messages" in s]
     assert len(data) <= 3  # the conversation, its messages, their parts
 
 
-def test_a_cut_page_is_built_from_the_stored_cut_alone(world: World, transcripts: Transcripts) -> None:
+def test_a_cut_page_is_built_from_the_stored_cut_alone(world: World, transcripts: Transcripts, store: Store) -> None:
     """Store a part whose whole body is not even JSON, beside a sound cut: the cut read never
     looks at the body (the part arrives cut), while the whole read drops the broken part."""
     conv = transcripts.conversation(world.alice_id, world.agent)
@@ -61,7 +63,7 @@ def test_a_cut_page_is_built_from_the_stored_cut_alone(world: World, transcripts
     ref = {"index": 0, "field": "output", "bytes": 5000, "head": "h" * 2048, "tail": "t" * 2048}
     stored = StoredPart(0, "bash", "this body is never read", cut_body.decode(), orjson.dumps(ref).decode())
     head = orjson.dumps({"id": message_id, "role": "assistant"}).decode()
-    transcripts.store.put_message(conv, message_id, "assistant", head, [stored])
+    store.put_message(conv, message_id, "assistant", head, [stored])
 
     cut = transcripts.messages(world.alice_id, world.agent, cut=True)["messages"][-1]
     assert cut["parts"] == [orjson.loads(cut_body)]

@@ -83,35 +83,41 @@ def test_a_small_or_linked_attachment_is_sent_whole(world: World) -> None:
     assert "cutParts" not in sent
 
 
-def write_raw(t: Transcripts, world: World, head: dict[str, object], stored: list[StoredPart]) -> str:
+def write_raw(t: Transcripts, store: Store, world: World, head: dict[str, object], stored: list[StoredPart]) -> str:
     conv = t.conversation(world.alice_id, world.agent)
     message_id = new_id()
-    t.store.put_message(conv, message_id, "assistant", orjson.dumps({"id": message_id, **head}).decode(), stored)
+    store.put_message(conv, message_id, "assistant", orjson.dumps({"id": message_id, **head}).decode(), stored)
     return message_id
 
 
-def test_a_damaged_cut_reference_is_skipped_not_a_500(world: World, transcripts: Transcripts) -> None:
+def test_a_damaged_cut_reference_is_skipped_not_a_500(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     body = orjson.dumps(bash("x")).decode()
-    write_raw(transcripts, world, {"role": "assistant"}, [StoredPart(0, "bash", body, body, '{"index": 0}')])
+    write_raw(transcripts, store, world, {"role": "assistant"}, [StoredPart(0, "bash", body, body, '{"index": 0}')])
     message = last(transcripts, world)
     assert message["parts"] == [] and message["skippedParts"] == [0]
 
 
-def test_a_head_with_a_strange_role_is_read_not_a_500(world: World, transcripts: Transcripts) -> None:
+def test_a_head_with_a_strange_role_is_read_not_a_500(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     body = orjson.dumps({"type": "text", "text": "hi"}).decode()
-    write_raw(transcripts, world, {"role": ["assistant"], "metadata": {"a": 1}}, [StoredPart(0, None, body)])
+    write_raw(transcripts, store, world, {"role": ["assistant"], "metadata": {"a": 1}}, [StoredPart(0, None, body)])
     assert last(transcripts, world)["parts"] == [{"type": "text", "text": "hi"}]
 
 
-def test_a_stale_compare_and_set_write_changes_nothing(world: World, transcripts: Transcripts) -> None:
+def test_a_stale_compare_and_set_write_changes_nothing(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     message = put(world.alice, world.agent, assistant([bash("first")]))
     conv = transcripts.conversation(world.alice_id, world.agent)
-    stale = transcripts.store.message(conv, message["id"])
+    stale = store.message(conv, message["id"])
     assert stale is not None
     put(world.alice, world.agent, assistant([bash("second")], message["id"]))
     head = orjson.dumps({"id": message["id"], "role": "assistant"}).decode()
     with pytest.raises(StaleWrite):
-        transcripts.store.put_message(conv, message["id"], "assistant", head, [], expect_seq=stale.seq)
+        store.put_message(conv, message["id"], "assistant", head, [], expect_seq=stale.seq)
     assert last(transcripts, world, cut=False)["parts"][0]["output"] == "second"  # type: ignore[index]
 
 
@@ -154,13 +160,15 @@ def test_tool_name_prefixes_are_matched_with_case_on_every_backend(world: World)
     assert [c["index"] for c in sent["cutParts"]] == [0, 3]
 
 
-def test_turn_end_keeps_a_result_that_lands_while_it_runs(world: World, transcripts: Transcripts) -> None:
+def test_turn_end_keeps_a_result_that_lands_while_it_runs(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     """The agent writes the tool's real outcome between the turn-end's read and its write."""
     message = assistant([{"type": "tool-bash", "toolCallId": "c1", "state": "input-available",
                           "input": {"command": "make"}}])
     put(world.alice, world.agent, message)
     done = assistant([bash("BUILD OK") | {"toolCallId": "c1"}], message["id"])
-    read = transcripts.store.message
+    read = store.message
 
     def read_then_race(*args: object) -> object:
         row = read(*args)  # type: ignore[arg-type]
@@ -169,30 +177,32 @@ def test_turn_end_keeps_a_result_that_lands_while_it_runs(world: World, transcri
             put(world.alice, world.agent, {k: v for k, v in done.items() if k != "raced"})
         return row
 
-    transcripts.store.message = read_then_race  # type: ignore[method-assign]
+    store.message = read_then_race  # type: ignore[method-assign]
     try:
         result = transcripts.end_turn(world.alice_id, world.agent)
     finally:
-        del transcripts.store.message
+        del store.message
     assert result == {"message": message["id"], "ended": []}
     assert last(transcripts, world, cut=False)["parts"][0]["output"] == "BUILD OK"  # type: ignore[index]
 
 
-def test_a_turn_end_that_keeps_losing_the_race_is_a_conflict(world: World, transcripts: Transcripts) -> None:
+def test_a_turn_end_that_keeps_losing_the_race_is_a_conflict(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
     message = assistant([{"type": "tool-bash", "toolCallId": "c1", "state": "input-available",
                           "input": {"command": "make"}}])
     put(world.alice, world.agent, message)
-    read = transcripts.store.message
+    read = store.message
 
     def read_then_rewrite(*args: object) -> object:
         row = read(*args)  # type: ignore[arg-type]
         put(world.alice, world.agent, message)  # the same message again: a new seq every time
         return row
 
-    transcripts.store.message = read_then_rewrite  # type: ignore[method-assign]
+    store.message = read_then_rewrite  # type: ignore[method-assign]
     try:
         with pytest.raises(Conflict):
             transcripts.end_turn(world.alice_id, world.agent)
     finally:
-        del transcripts.store.message
+        del store.message
     assert last(transcripts, world, cut=False)["parts"][0]["state"] == "input-available"  # type: ignore[index]

@@ -54,13 +54,12 @@ def test_retired_tools_parts_are_dropped_on_read(world: World, store: Store, tra
         retired.part(world.alice_id, world.agent, str(message["id"]), "1")
 
 
-def write_raw(transcripts: Transcripts, world: World, bodies: list[str]) -> str:
+def write_raw(transcripts: Transcripts, store: Store, world: World, bodies: list[str]) -> str:
     """Store a message straight through the store, bypassing the write door."""
     conv = transcripts.conversation(world.alice_id, world.agent)
     message_id = new_id()
     head = orjson.dumps({"id": message_id, "role": "assistant"}).decode()
-    transcripts.store.put_message(conv, message_id, "assistant", head,
-                                  [StoredPart(i, None, body) for i, body in enumerate(bodies)])
+    store.put_message(conv, message_id, "assistant", head, [StoredPart(i, None, body) for i, body in enumerate(bodies)])
     return message_id
 
 
@@ -75,9 +74,10 @@ BROKEN = [
 ]
 
 
-def test_a_structurally_broken_row_is_dropped_without_failing_the_read(world: World,
-                                                                       transcripts: Transcripts) -> None:
-    message_id = write_raw(transcripts, world, ['{"type": "text", "text": "fine"}', *BROKEN])
+def test_a_structurally_broken_row_is_dropped_without_failing_the_read(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    message_id = write_raw(transcripts, store, world, ['{"type": "text", "text": "fine"}', *BROKEN])
     for cut in (True, False):
         read = world.alice.messages(world.agent, cut=cut)["messages"][0]
         assert read["id"] == message_id
@@ -87,8 +87,10 @@ def test_a_structurally_broken_row_is_dropped_without_failing_the_read(world: Wo
         world.alice.agent_part(world.agent, message_id, 1)
 
 
-def test_a_row_that_is_not_json_is_dropped_without_failing_the_read(world: World, transcripts: Transcripts) -> None:
-    message_id = write_raw(transcripts, world, ['{"type": "text", "text": "fine"}', '{"type": "te'])
+def test_a_row_that_is_not_json_is_dropped_without_failing_the_read(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    message_id = write_raw(transcripts, store, world, ['{"type": "text", "text": "fine"}', '{"type": "te'])
     read = world.alice.messages(world.agent, cut=True)["messages"][0]
     assert read["id"] == message_id and read["skippedParts"] == [1]
     with pytest.raises(NotFound):

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 from fastapi import FastAPI, Request
@@ -58,13 +58,27 @@ async def on_unexpected(request: Request, exc: Exception) -> Response:
     return error_response(FoldlineError("the server failed; the error is logged"))
 
 
-def create_app(transcripts: Transcripts) -> FastAPI:
+class Background(Protocol):
+    """Work that runs beside the app while it serves (such as a folder watcher)."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) -> FastAPI:
+    """The app serving ``transcripts``; each of ``background`` starts and stops with it."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        stop = transcripts.store.listen(hub.notify)  # other processes' writes wake followers too
+        stop = transcripts.listen(hub.notify)  # other processes' writes wake followers too
+        for work in background:
+            work.start()
         try:
             yield
         finally:
+            for work in reversed(background):
+                work.stop()
             stop()
 
     hub = Hub()

@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from .message import tool_name
+
 BOUND = 4096
 
 TOOL_STATES_WITH_TEXT = {"output-available": "output", "output-error": "errorText"}
@@ -39,16 +41,6 @@ def cut_text(field: str, text: str, bound: int = BOUND) -> Cut | None:
         return None
     half = bound // 2
     return Cut(field, len(text.encode("utf-8")), text[:half], text[-half:])
-
-
-def tool_name(part: dict[str, Any]) -> str | None:
-    kind = part.get("type")
-    if kind == "dynamic-tool":
-        name = part.get("toolName")
-        return name if isinstance(name, str) else None
-    if isinstance(kind, str) and kind.startswith("tool-"):
-        return kind[5:]
-    return None
 
 
 def candidate(part: dict[str, Any]) -> tuple[str, str] | None:

@@ -1,8 +1,10 @@
 """Live changes: who is waiting on which conversation, and the server-sent event stream.
 
-A write in this process wakes its followers at once; writes made by other processes (another
-``foldline serve`` on the same PostgreSQL, or ``foldline import --watch``) are found by a
-poll every ``poll_seconds``, one indexed query per follower.
+A write in this process wakes its followers at once. On PostgreSQL, a write by another process
+(another ``foldline serve``, ``foldline import --watch``) wakes them through ``LISTEN``/``NOTIFY``
+(``Transcripts.listen``). On SQLite, which has no such notice, those writes are found by a poll
+every ``poll_seconds``, one indexed query per follower; the poll also runs on PostgreSQL, as a
+safety net while its notice connection is being made again.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .store import normalize_url
-from .transcripts import Transcripts, hash_token, new_token
+from .errors import Unauthorized
+from .store import normalize_url, sqlite_file
+from .transcripts import Transcripts
 
 LOCAL = "local"
 
@@ -25,9 +26,10 @@ class Local:
 
 
 def token_file(db: str) -> Path:
+    file = sqlite_file(db)
+    if file is not None:
+        return file.with_name(file.name + ".token")
     url = normalize_url(db)
-    if url.startswith("sqlite:///"):
-        return Path(url.removeprefix("sqlite:///") + ".token")
     digest = hashlib.sha256(url.encode()).hexdigest()[:12]
     return Path.home() / ".config" / "foldline" / f"local-{digest}.token"
 
@@ -35,7 +37,7 @@ def token_file(db: str) -> Path:
 def ensure_local(t: Transcripts, db: str) -> Local:
     """The local account, its workspace and a working token, made if missing."""
     path = token_file(db)
-    found = t.store.accounts_named(LOCAL)
+    found = t.accounts_named(LOCAL)
     if not found:
         account = t.create_account(LOCAL)
         t.create_workspace(LOCAL, [account["id"]])
@@ -43,15 +45,22 @@ def ensure_local(t: Transcripts, db: str) -> Local:
         return local(t, account["id"], account["token"])
     account_id = found[0]
     token = path.read_text().strip() if path.exists() else ""
-    if not token or t.store.account_by_token(hash_token(token)) != account_id:
-        token = new_token()
-        t.store.add_token(account_id, hash_token(token), "serve")
+    if not token_of(t, token, account_id):
+        token = t.new_token(account_id, label="serve")["token"]
         write_token(path, token)
     return local(t, account_id, token)
 
 
+def token_of(t: Transcripts, token: str, account_id: str) -> bool:
+    """Whether ``token`` still signs in as ``account_id``."""
+    try:
+        return t.authenticate(token) == account_id
+    except Unauthorized:
+        return False
+
+
 def local(t: Transcripts, account_id: str, token: str) -> Local:
-    spaces = t.store.workspaces_of(account_id)
+    spaces = t.me(account_id)["workspaces"]
     if spaces:
         workspace_id = next((w["id"] for w in spaces if w["name"] == LOCAL), spaces[0]["id"])
     else:

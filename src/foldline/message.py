@@ -15,7 +15,6 @@ import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .cut import tool_name
 from .errors import Invalid
 from .registry import Registry
 
@@ -111,6 +110,32 @@ TOOL_STATES: dict[str, dict[str, str]] = {
 STATE_FIELDS = ("input", "output", "errorText", "approval", "preliminary", "rawInput")
 # States whose input is complete, so the tool's input schema applies.
 INPUT_CHECKED = ("input-available", "approval-requested", "approval-responded", "output-available", "output-denied")
+
+
+def tool_name(part: dict[str, Any]) -> str | None:
+    """The tool a part calls (``tool-NAME``, or a ``dynamic-tool``'s ``toolName``), or ``None``."""
+    kind = part.get("type")
+    if kind == "dynamic-tool":
+        name = part.get("toolName")
+        return name if isinstance(name, str) else None
+    if isinstance(kind, str) and kind.startswith("tool-"):
+        return kind[5:]
+    return None
+
+
+# The outcome Foldline gives a tool call that never returned (a turn's end, an idle imported session):
+# an error whose outcome is unknown, marked as such in a field the panel reads.
+TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
+UNKNOWN_OUTCOME = {"outcome": "unknown"}
+
+
+def set_unknown_outcome(part: dict[str, Any]) -> None:
+    """Close an open tool call in place: ``output-error`` with :data:`TURN_ENDED`, and
+    ``resultProviderMetadata.foldline.outcome == "unknown"`` so a reader need not compare text."""
+    part["state"] = "output-error"
+    part["errorText"] = TURN_ENDED
+    meta = part.get("resultProviderMetadata")
+    part["resultProviderMetadata"] = {**(meta if isinstance(meta, dict) else {}), "foldline": dict(UNKNOWN_OUTCOME)}
 
 
 def fail(where: str, message: str) -> Invalid:

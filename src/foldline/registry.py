@@ -1,7 +1,7 @@
 """The tool registry: what the service knows of each tool.
 
 A registry is a JSON file (the default one ships as ``registry.json`` beside this module;
-``FOLDLINE_REGISTRY`` or ``--registry`` points at a file of your own). For every tool it holds
+the ``FOLDLINE_REGISTRY`` setting points at a file of your own). For every tool it holds
 the input and output JSON Schemas the write door checks, whether the panel draws its output
 as text (only such outputs are cut), and whether it is retired (its parts are dropped on read).
 ``dynamic_text_prefixes`` marks families of dynamic tools (MCP servers, connections) as text.
@@ -18,7 +18,15 @@ from typing import Any
 import jsonschema
 import orjson
 
-from .store.base import TextTools
+
+@dataclass(frozen=True, slots=True)
+class TextTools:
+    """Which parts a cut read sends cut: those with no tool (thoughts, files), the tools in
+    ``names``, and tools named with one of ``prefixes`` unless registered as not text (``others``)."""
+
+    names: frozenset[str]
+    prefixes: tuple[str, ...] = ()
+    others: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

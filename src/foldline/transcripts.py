@@ -1,8 +1,9 @@
 """What Foldline does, above the store and below HTTP: accounts, agents, the write door, reads.
 
-Routes, the CLI and the importers all call :class:`Transcripts`; none of them sees SQL.
-Access is checked here: a read needs membership of the agent's workspace, a write needs the
-owner, and every other case is the same :class:`~foldline.errors.NotFound`.
+:class:`Transcripts` is the only way in: routes, the CLI and the importers call its methods and
+never see the store or SQL. Access is checked here: a read needs membership of the agent's
+workspace, a write needs the owner, and every other case is the same
+:class:`~foldline.errors.NotFound`. Every write (messages, titles, dates) wakes live followers.
 """
 
 from __future__ import annotations
@@ -11,18 +12,27 @@ import hashlib
 import secrets
 import uuid
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
 import orjson
 
-from .cut import candidate, cut_text, tool_name
+from .cut import candidate, cut_text
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
-from .message import canonical, check_message, readable_metadata, readable_part
+from .message import (
+    TURN_ENDED,
+    canonical,
+    check_message,
+    readable_metadata,
+    readable_part,
+    set_unknown_outcome,
+    tool_name,
+)
 from .registry import Registry
 from .settings import Settings
-from .store import Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .store import Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 
-TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
+__all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
 TURN_END_TRIES = 5
 CALL_MAX = 512
@@ -50,52 +60,102 @@ def conversation_json(conv: Conversation) -> Json:
 
 
 class Transcripts:
+    """The service: accounts, workspaces, agents, the write door and every read.
+
+    ``Transcripts.open(url)`` opens (and migrates) the store at a database URL; ``close()`` (or a
+    ``with`` block) releases it. Methods that act for an account take its id first, as
+    :meth:`authenticate` returns it, and raise a :mod:`foldline.errors` class when refused.
+    """
+
     def __init__(self, store: Store, registry: Registry | None = None, settings: Settings | None = None):
-        self.store = store
+        self._store = store
         self.listeners: list[Callable[[str], None]] = []  # told the conversation id after each write
         self.settings = settings or Settings()
         self.registry = registry or Registry.load(self.settings.registry)
 
+    @classmethod
+    def open(cls, settings: Settings) -> Transcripts:
+        """The service on ``settings.db`` (a SQLite path or a ``postgresql://`` URL), migrated."""
+        return cls(open_store(settings.db), settings=settings)
+
+    def close(self) -> None:
+        self._store.close()
+
+    def __enter__(self) -> Transcripts:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function."""
+        return self._store.listen(callback)
+
+    def _changed(self, conversation_id: str) -> None:
+        for listener in self.listeners:
+            listener(conversation_id)
+
     # -- accounts ------------------------------------------------------------------------
 
     def authenticate(self, token: str | None) -> str:
-        account = self.store.account_by_token(hash_token(token)) if token else None
+        """The account a bearer token belongs to, or :class:`Unauthorized`."""
+        account = self._store.account_by_token(hash_token(token)) if token else None
         if account is None:
             raise Unauthorized()
         return account
 
     def create_account(self, name: str) -> Json:
+        """A new account and its first token (shown once: only its hash is stored)."""
         token = new_token()
-        account = self.store.create_account(str(uuid.uuid4()), name, hash_token(token))
+        account = self._store.create_account(str(uuid.uuid4()), name, hash_token(token))
         return {**account, "token": token}
 
-    def new_token(self, account_id: str) -> Json:
+    def new_token(self, account_id: str, label: str = "cli") -> Json:
         """Another token for an account (the old ones keep working); shown once."""
         account_id = self._known_account(account_id)
         token = new_token()
-        self.store.add_token(account_id, hash_token(token), "cli")
+        self._store.add_token(account_id, hash_token(token), label)
         return {"id": account_id, "token": token}
+
+    def accounts(self) -> list[Json]:
+        """Every account (for the operator's command line)."""
+        return self._store.all_accounts()
+
+    def accounts_named(self, name: str) -> list[str]:
+        """The ids of the accounts called ``name``, oldest first."""
+        return self._store.accounts_named(name)
 
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
         members = [self._known_account(account_id) for account_id in member_ids]
-        return self.store.create_workspace(str(uuid.uuid4()), name, members)
+        return self._store.create_workspace(str(uuid.uuid4()), name, members)
+
+    def workspaces(self) -> list[Json]:
+        """Every workspace with its members' ids (for the operator's command line)."""
+        return self._store.all_workspaces()
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
         account_id = self._known_account(account_id)
         workspace_id = canonical_uuid(workspace_id)
-        if not self.store.workspace_exists(workspace_id):
+        if not self._store.workspace_exists(workspace_id):
             raise NotFound()
-        self.store.add_member(workspace_id, account_id)
+        self._store.add_member(workspace_id, account_id)
+
+    def check_member(self, account: str, workspace_id: str) -> str:
+        """The workspace's canonical id if ``account`` is a member; else the one not-found."""
+        workspace_id = canonical_uuid(workspace_id)
+        if not self._store.is_member(workspace_id, canonical_uuid(account)):
+            raise NotFound()
+        return workspace_id
 
     def _known_account(self, account_id: str) -> str:
         account_id = canonical_uuid(account_id)
-        if self.store.account(account_id) is None:
+        if self._store.account(account_id) is None:
             raise NotFound()
         return account_id
 
     def me(self, account_id: str) -> Json:
-        account = self.store.account(account_id) or {"id": account_id, "name": ""}
-        return {**account, "workspaces": self.store.workspaces_of(account_id)}
+        account = self._store.account(account_id) or {"id": account_id, "name": ""}
+        return {**account, "workspaces": self._store.workspaces_of(account_id)}
 
     # -- agents --------------------------------------------------------------------------
 
@@ -105,30 +165,59 @@ class Transcripts:
         if title is not None and not isinstance(title, str):
             raise Invalid("'title' must be a string", where="title")
         workspace_id = canonical_uuid(workspace_id)
-        if not self.store.is_member(workspace_id, account):
+        if not self._store.is_member(workspace_id, account):
             raise NotFound()
-        conv = self.store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
+        conv = self._store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
             raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
-        return {**conversation_json(conv), "subagents": self.store.subagent_calls(conv.id)}
+        return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
-        if not self.store.is_member(workspace_id, account):
+        if not self._store.is_member(workspace_id, account):
             raise NotFound()
-        return {"agents": [conversation_json(c) for c in self.store.agents(workspace_id)]}
+        return {"agents": [conversation_json(c) for c in self._store.agents(workspace_id)]}
 
     def agent(self, account: str, agent_id: str) -> Json:
         conv = self.conversation(account, agent_id)
-        return {**conversation_json(conv), "subagents": self.store.subagent_calls(conv.id)}
+        return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
+
+    def find_agent(self, account: str, agent_id: str, call: str | None = None) -> Json | None:
+        """The agent (or its subagent) if ``account`` may read it, else ``None`` (never an error)."""
+        try:
+            return conversation_json(self.conversation(account, agent_id, call))
+        except NotFound:
+            return None
+
+    def rename_agent(self, account: str, agent_id: str, title: str, call: str | None = None) -> None:
+        """Give an agent (or its subagent) a title; owner only."""
+        if not isinstance(title, str):
+            raise Invalid("'title' must be a string", where="title")
+        conv = self._target(account, agent_id, call)
+        self._store.set_title(conv.id, title)
+        self._changed(conv.id)
+
+    def date_agent(
+        self, account: str, agent_id: str, created_at: str, updated_at: str, call: str | None = None
+    ) -> None:
+        """Date an agent (or its subagent) by its source, such as an imported session's first and
+        last lines; owner only."""
+        conv = self._target(account, agent_id, call)
+        self._store.set_times(conv.id, created_at, updated_at)
+        self._changed(conv.id)
+
+    def _target(self, account: str, agent_id: str, call: str | None) -> Conversation:
+        """The conversation ``account`` may change: the agent it owns, or that agent's subagent."""
+        parent = self._owned(account, agent_id)
+        return parent if call is None else self.conversation(account, agent_id, call)
 
     def conversation(self, account: str, agent_id: str, call: str | None = None) -> Conversation:
         """The conversation ``account`` may read, or the one not-found."""
         if call is not None and not is_call(call):
             raise NotFound()
-        conv = self.store.visible_conversation(account, canonical_uuid(agent_id), call)
+        conv = self._store.visible_conversation(account, canonical_uuid(agent_id), call)
         if conv is None:
             raise NotFound()
         return conv
@@ -143,7 +232,7 @@ class Transcripts:
         message = check_message(body, self.registry, message_id)
         # A subagent's conversation is made by its first write, and only once that write passed.
         conv = parent if call is None else self._subagent(account, parent, call)
-        return self._store(conv, message)
+        return self._write(conv, message)
 
     def _owned(self, account: str, agent_id: str) -> Conversation:
         """The agent, if ``account`` may write to it: its owner (a mere member is refused)."""
@@ -153,21 +242,20 @@ class Transcripts:
         return conv
 
     def _subagent(self, account: str, parent: Conversation, call: str) -> Conversation:
-        found = self.store.visible_conversation(account, parent.id, call)
+        found = self._store.visible_conversation(account, parent.id, call)
         if found is not None:
             return found
-        return self.store.create_conversation(
+        return self._store.create_conversation(
             str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
         )
 
-    def _store(self, conv: Conversation, message: Json, expect_seq: int | None = None) -> Json:
+    def _write(self, conv: Conversation, message: Json, expect_seq: int | None = None) -> Json:
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
-        seq, created = self.store.put_message(
+        seq, created = self._store.put_message(
             conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq
         )
-        for listener in self.listeners:
-            listener(conv.id)
+        self._changed(conv.id)
         return {"id": message["id"], "seq": seq, "created": created}
 
     def _stored_part(self, index: int, part: Json) -> StoredPart:
@@ -189,11 +277,10 @@ class Transcripts:
         The rewrite is a compare-and-set: if the agent writes that message meanwhile (a tool's
         real outcome arriving), the turn-end reads it again rather than overwrite it.
         """
-        parent = self._owned(account, agent_id)
-        conv = parent if call is None else self.conversation(account, agent_id, call)
+        conv = self._target(account, agent_id, call)
         for _ in range(TURN_END_TRIES):
-            message_id = self.store.last_message_id(conv, "assistant")
-            row = self.store.message(conv, message_id) if message_id else None
+            message_id = self._store.last_message_id(conv, "assistant")
+            row = self._store.message(conv, message_id) if message_id else None
             if row is None:
                 return {"message": None, "ended": []}
             message = self._whole(row)
@@ -201,11 +288,20 @@ class Transcripts:
             if not ended:
                 return {"message": message["id"], "ended": []}
             try:  # valid by construction: inputs kept, each open tool given an outcome
-                self._store(conv, message, expect_seq=row.seq)
+                self._write(conv, message, expect_seq=row.seq)
             except StaleWrite:
                 continue
             return {"message": message["id"], "ended": ended}
         raise Conflict("the last message kept changing; end the turn again")
+
+    # -- import bookkeeping ---------------------------------------------------------------
+
+    def import_state(self, account: str, workspace_id: str, source: str) -> str | None:
+        """What an importer saved of ``source`` (a session's main file) in a workspace of ``account``."""
+        return self._store.import_state(f"{self.check_member(account, workspace_id)}:{source}")
+
+    def save_import_state(self, account: str, workspace_id: str, source: str, state: str) -> None:
+        self._store.set_import_state(f"{self.check_member(account, workspace_id)}:{source}", state)
 
     # -- reads ---------------------------------------------------------------------------
 
@@ -221,7 +317,7 @@ class Transcripts:
     ) -> Json:
         conv = self.conversation(account, agent_id, call)
         text_tools = self.registry.text_tools if cut else None
-        rows, more, seq = self.store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
+        rows, more, seq = self._store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
         out = [self._readable(row) for row in rows]
         cursor = str(rows[0].position) if more and rows else None
         # `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
@@ -229,14 +325,14 @@ class Transcripts:
 
     def changes(self, conv: Conversation, since: int) -> list[tuple[int, Json]]:
         """Messages written after ``since``, cut, each with the seq that wrote it."""
-        rows = self.store.changes(conv, since, self.registry.text_tools)
+        rows = self._store.changes(conv, since, self.registry.text_tools)
         return [(row.seq, self._readable(row)) for row in rows]
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
         conv = self.conversation(account, agent_id, call)
         if not (index.isascii() and index.isdigit()) or len(index) > 9:
             raise NotFound()
-        found = self.store.part(conv, canonical_uuid(message_id), int(index))
+        found = self._store.part(conv, canonical_uuid(message_id), int(index))
         if found is None:
             raise NotFound()
         part = decoded(found[0])
@@ -308,8 +404,7 @@ def close_open_tools(parts: list[Json]) -> list[int]:
     for index, part in enumerate(parts):
         if tool_name(part) is not None and part.get("state") in OPEN_STATES:
             ended.append(index)
-            part["state"] = "output-error"
-            part["errorText"] = TURN_ENDED
+            set_unknown_outcome(part)
             if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
                 part.pop("approval", None)
     return ended

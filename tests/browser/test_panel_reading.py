@@ -100,8 +100,10 @@ def test_markdown_in_thoughts_titles_breaks_and_control_characters(signed_in: Pa
 
 def test_tool_states_say_what_is_known(signed_in: Page, panel: Panel) -> None:
     agent = panel.agent("states")
-    ended = tool("Bash", "output-error", input={"command": "sleep 100"}, errorText=TURN_ENDED)
-    failed = tool("Bash", "output-error", input={"command": "false"}, errorText="boom")
+    unknown = {"foldline": {"outcome": "unknown"}}
+    ended = tool("Bash", "output-error", input={"command": "sleep 100"}, errorText=TURN_ENDED,
+                 resultProviderMetadata=unknown)
+    failed = tool("Bash", "output-error", input={"command": "false"}, errorText=TURN_ENDED)  # the words alone: an error
     stale = tool("Read", "input-available", input={"file_path": "a.py"})
     codex = tool(
         "exec_command",

@@ -9,10 +9,9 @@ with Foldline are.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-
-import click
 
 from ..local import Local
 from ..transcripts import Transcripts
@@ -31,14 +30,24 @@ def samples_dir() -> Path:
     return Path(str(resources.files("foldline").joinpath("samples")))
 
 
-def import_on_first_run(transcripts: Transcripts, local: Local) -> Summary | None:
-    """Import the local sessions (or the samples) if the local workspace is empty; say what was done."""
-    if transcripts.store.agents(local.workspace_id):
+@dataclass(frozen=True)
+class FirstRun:
+    """What the first run imported, and from where (the session folders, or the samples)."""
+
+    summary: Summary
+    sources: list[Path]
+    samples: bool
+
+    def line(self) -> str:
+        where = "the sample sessions" if self.samples else ", ".join(str(p) for p in self.sources)
+        return f"First run: {self.summary.line()} from {where}"
+
+
+def import_on_first_run(transcripts: Transcripts, local: Local) -> FirstRun | None:
+    """Import the local sessions (or the samples) if the local workspace is empty."""
+    if transcripts.list_agents(local.account_id, local.workspace_id)["agents"]:
         return None
     found = session_dirs()
-    where = ", ".join(str(p) for p in found) if found else "the sample sessions"
-    summary = import_paths(
-        transcripts, found or [samples_dir()], account_id=local.account_id, workspace_id=local.workspace_id
-    )
-    click.echo(f"First run: {summary.line()} from {where}")
-    return summary
+    sources = found or [samples_dir()]
+    summary = import_paths(transcripts, sources, account_id=local.account_id, workspace_id=local.workspace_id)
+    return FirstRun(summary, sources, samples=not found)

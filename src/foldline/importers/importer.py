@@ -6,14 +6,13 @@ import uuid
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..errors import FoldlineError, NotFound
-from ..message import is_uuid
+from ..errors import FoldlineError
 from ..transcripts import Transcripts
 from . import claude_code, codex
 from .detect import Group, find_groups
 from .session import Session
 from .summary import Summary
-from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, load_state, save_state
+from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
 
 # Told (bytes done, bytes in all, the file at hand) as the import goes.
 Progress = Callable[[int, int, str], None]
@@ -32,12 +31,11 @@ def import_group(writer: Writer, group: Group) -> Summary:
     """One session: parsed whole first, then written; skipped with a reason if it cannot be."""
     t = writer.t
     agent = agent_id(writer.workspace, group_key(group))
-    source = f"{writer.workspace}:{group.main}"
     try:
         files = fingerprint(group)
-        state = load_state(t, source)
+        state = writer.load_state(group.main)
         current = state.get("version") == IMPORTER_VERSION
-        if current and state.get("files") == files and t.store.conversation(agent) is not None:
+        if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
             return Summary(unchanged=1)
         session = parse(group, t, uuid.UUID(agent))
     except OSError as exc:
@@ -54,14 +52,14 @@ def import_group(writer: Writer, group: Group) -> Summary:
             done = writer.write(session, agent, hashes)
     except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
         return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
-    save_state(t, source, files, hashes)
+    writer.save_state(group.main, files, hashes)
     return done
 
 
 def parent_agent(writer: Writer, parent_session: str) -> str | None:
     """The agent of a Codex parent thread, if it was imported into this workspace."""
     found = agent_id(writer.workspace, f"codex:{parent_session}")
-    return found if writer.t.store.conversation(found) is not None else None
+    return found if writer.t.find_agent(writer.account, found) is not None else None
 
 
 def ordered(groups: list[Group]) -> list[Group]:
@@ -78,8 +76,8 @@ def import_paths(
     progress: Progress | None = None,
 ) -> Summary:
     """Import every Claude Code and Codex session found under ``paths`` (files or folders)."""
-    if not (is_uuid(workspace_id) and is_uuid(account_id) and transcripts.store.is_member(workspace_id, account_id)):
-        raise NotFound()  # checked before anything is read: no session belongs nowhere
+    # checked before anything is read: no session belongs nowhere
+    workspace_id = transcripts.check_member(account_id, workspace_id)
     groups, skipped = find_groups(paths)
     summary = Summary(skipped=list(skipped))
     writer = Writer(transcripts, account_id, workspace_id)

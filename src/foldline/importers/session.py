@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Invalid
-from ..message import check_tool_schemas
+from ..message import check_tool_schemas, set_unknown_outcome
 from ..registry import Registry
-from ..transcripts import TURN_ENDED
 
 Json = dict[str, Any]
 TITLE_MAX = 120
@@ -142,7 +141,7 @@ def settle(part: Json, registry: Registry, ended: bool) -> None:
     the data is real, so it is shown rather than dropped.
     """
     if ended and part["state"] == "input-available":
-        set_output(part, TURN_ENDED, error=True)
+        set_unknown_outcome(part)
     if part["type"] == "dynamic-tool":
         return
     try:

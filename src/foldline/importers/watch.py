@@ -1,8 +1,8 @@
 """Following session folders live: new lines are imported as Claude Code or Codex write them.
 
-``follow`` runs in the foreground (``foldline import --watch``); ``attach_watcher`` runs the
-same loop in a background thread that starts and stops with the app (``foldline serve
---watch``). Each change re-imports only the sessions whose files changed, and of those only
+``follow`` runs in the foreground (``foldline import --watch``); a :class:`Watcher` runs the
+same loop in a background thread that the app starts and stops with itself (``foldline serve
+--watch`` passes it to ``create_app``). Each change re-imports only the sessions whose files changed, and of those only
 the new and changed messages.
 """
 
@@ -10,17 +10,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import click
 import watchfiles
 
 from ..local import Local
 from ..transcripts import Transcripts
-from .first_run import session_dirs
 from .importer import import_paths
 from .summary import Summary
 
@@ -56,6 +52,7 @@ class Watcher:
     """A background thread following some folders, stopped on request."""
 
     def __init__(self, transcripts: Transcripts, local: Local, paths: list[str]):
+        self.paths = paths
         self.stop_event = threading.Event()
         self.thread = threading.Thread(
             target=follow,
@@ -70,26 +67,3 @@ class Watcher:
     def stop(self) -> None:
         self.stop_event.set()
         self.thread.join(5)
-
-
-def attach_watcher(app: Any, transcripts: Transcripts, local: Local, paths: list[str] | None = None) -> Watcher | None:
-    """Follow the session folders (default: this machine's) while ``app`` runs."""
-    folders = paths if paths is not None else [str(p) for p in session_dirs()]
-    if not folders:
-        click.echo("--watch: no Claude Code or Codex session folder on this machine, nothing to follow")
-        return None
-    click.echo(f"watching {', '.join(folders)} for new session lines")
-    watcher = Watcher(transcripts, local, folders)
-    inner = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with inner(a) as state:
-            watcher.start()
-            try:
-                yield state
-            finally:
-                watcher.stop()
-
-    app.router.lifespan_context = lifespan
-    return watcher

@@ -1,13 +1,13 @@
 """Writing a parsed session through the write door, adding only what is new or changed.
 
-The bookkeeping of a session (``Store.import_state``, keyed by workspace and main file) holds
+The bookkeeping of a session (``Transcripts.import_state``, keyed by workspace and main file) holds
 the size and modification time of each of its files, so an untouched session is not even
 parsed again, and a short hash per message, so a grown session puts only its new messages
 and the ones that changed (an assistant message whose tool result arrived since).
 
-After its messages are written, each conversation is dated by its source (``Store.set_times``):
-created at its first line's timestamp, updated at its last line's. An agent's activity includes
-its subagents', as in the store: its ``updated_at`` is the latest of theirs and its own.
+After its messages are written, each conversation is dated by its source
+(``Transcripts.date_agent``): created at its first line's timestamp, updated at its last line's.
+An agent's activity includes its subagents', as in the store: its ``updated_at`` is the latest of theirs and its own.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -26,7 +27,7 @@ from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.
-IMPORTER_VERSION = 2
+IMPORTER_VERSION = 3
 
 
 def agent_id(workspace_id: str, key: str) -> str:
@@ -50,8 +51,7 @@ def fingerprint(group: Group) -> dict[str, list[int]]:
     return found
 
 
-def load_state(transcripts: Transcripts, source: str) -> Json:
-    raw = transcripts.store.import_state(source)
+def decode_state(raw: str | None) -> Json:
     try:
         state = orjson.loads(raw) if raw else {}
     except orjson.JSONDecodeError:
@@ -76,14 +76,14 @@ class Writer:
         done = Summary()
         created = self.t.create_agent(self.account, self.workspace, session.title, agent_id=agent)
         if created["title"] != session.title and session.main.title:
-            self.t.store.set_title(agent, session.title)
+            self.t.rename_agent(self.account, agent, session.title)
         self.put_all(agent, None, session.main, hashes.setdefault("", {}), done)
         for call, conv in session.subagents.items():
             self.put_all(agent, call, conv, hashes.setdefault(call, {}), done)
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
-            self.t.store.set_times(agent, session.main.first_at, max(lasts))
+            self.t.date_agent(self.account, agent, session.main.first_at, max(lasts))
         done.agents = 1 if done.messages else 0
         return done
 
@@ -91,10 +91,11 @@ class Writer:
         """A subagent rollout, as the conversation under its parent thread's agent."""
         done = Summary()
         session.main.title = session.main.title or session.title
-        before = self.t.store.conversation(parent)
+        before = self.t.find_agent(self.account, parent)
         self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done)
         if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
-            self.t.store.set_times(parent, before.created_at, max(before.updated_at, session.main.last_at))
+            updated = max(before["updated_at"], session.main.last_at)
+            self.t.date_agent(self.account, parent, before["created_at"], updated)
         done.agents = 1 if done.messages else 0
         return done
 
@@ -109,15 +110,18 @@ class Writer:
             done.parts += len(message["parts"])
         if call is None or not conv.messages:
             return
-        found = self.t.store.visible_conversation(self.account, agent, call)
+        found = self.t.find_agent(self.account, agent, call)
         if found is None:
             return
-        if conv.title and found.title != conv.title:
-            self.t.store.set_title(found.id, conv.title)
+        if conv.title and found["title"] != conv.title:
+            self.t.rename_agent(self.account, agent, conv.title, call=call)
         if conv.first_at and conv.last_at:
-            self.t.store.set_times(found.id, conv.first_at, conv.last_at)
+            self.t.date_agent(self.account, agent, conv.first_at, conv.last_at, call=call)
 
+    def load_state(self, main: Path) -> Json:
+        """What the last import of the session whose main file is ``main`` saved."""
+        return decode_state(self.t.import_state(self.account, self.workspace, str(main)))
 
-def save_state(transcripts: Transcripts, source: str, files: Any, hashes: Any) -> None:
-    state = {"files": files, "hashes": hashes, "version": IMPORTER_VERSION}
-    transcripts.store.set_import_state(source, orjson.dumps(state).decode())
+    def save_state(self, main: Path, files: Any, hashes: Any) -> None:
+        state = {"files": files, "hashes": hashes, "version": IMPORTER_VERSION}
+        self.t.save_import_state(self.account, self.workspace, str(main), orjson.dumps(state).decode())

@@ -42,15 +42,15 @@ const STATES = {
   "output-denied": "denied",
 };
 
-// The outcome the service gives an open tool at a turn's end: not known, so not an error.
-export const TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown";
+// The outcome the service gives an open tool at a turn's end is marked in a field: not known, so not an error.
+const unknownOutcome = (part) => part.resultProviderMetadata?.foldline?.outcome === "unknown";
 const PENDING = new Set(["input-streaming", "input-available"]);
 
 // The state a tool part is shown in: [badge class, label]. A tool still waiting for its result in
 // a message that is no longer the last one cannot be running: it got no result.
 export function toolState(part, last) {
   const state = String(part.state ?? "");
-  if (state === "output-error" && part.errorText === TURN_ENDED) return ["unknown", "unknown"];
+  if (state === "output-error" && unknownOutcome(part)) return ["unknown", "unknown"];
   if (PENDING.has(state) && !last) return ["no-result", "no result"];
   return [state.replace(/[^a-z-]/g, "") || "unknown", STATES[state] || state];
 }

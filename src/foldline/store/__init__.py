@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from .base import Conversation, MessageRow, StaleWrite, Store, StoredPart, TextTools
+from .base import Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .url import normalize_url, sqlite_file
 
 __all__ = [
     "Conversation",
@@ -12,19 +11,10 @@ __all__ = [
     "StaleWrite",
     "Store",
     "StoredPart",
-    "TextTools",
     "normalize_url",
     "open_store",
+    "sqlite_file",
 ]
-
-
-def normalize_url(url: str) -> str:
-    """``postgresql://`` (or ``postgres://``) uses psycopg 3; a bare path is a SQLite file."""
-    if url.startswith(("postgresql://", "postgres://")):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    if "://" not in url:
-        return "sqlite:///" + str(Path(url).expanduser().resolve())
-    return url
 
 
 def open_store(url: str, migrate: bool = True) -> Store:
@@ -36,7 +26,10 @@ def open_store(url: str, migrate: bool = True) -> Store:
 
         store = SQLiteStore(url)
     elif url.startswith("postgresql"):
-        from .postgres import PostgresStore
+        try:
+            from .postgres import PostgresStore
+        except ImportError as exc:
+            raise RuntimeError("PostgreSQL needs the postgres extra: pip install 'foldline[postgres]'") from exc
 
         store = PostgresStore(url)
     else:

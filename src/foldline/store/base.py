@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, and_, case, delete, false, func, insert, or_, select, update
 
+from ..registry import TextTools
 from .schema import (
     MIGRATIONS,
     accounts,
@@ -55,16 +56,6 @@ class StoredPart:
     body: str
     cut_body: str | None = None
     cut_ref: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class TextTools:
-    """Which parts a cut read sends cut: those with no tool (thoughts, files), the tools in
-    ``names``, and tools named with one of ``prefixes`` unless registered as not text (``others``)."""
-
-    names: frozenset[str]
-    prefixes: tuple[str, ...] = ()
-    others: frozenset[str] = frozenset()
 
 
 class StaleWrite(Exception):

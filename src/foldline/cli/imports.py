@@ -11,13 +11,13 @@ import orjson
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..importers import Summary, import_paths
+from ..importers.importer import Progress as Told
+from ..importers.watch import follow
 from ..local import ensure_local
-from ..settings import Settings, default_db
-from ..store import open_store
-from ..transcripts import Transcripts
-from . import import_paths
-from .importer import Progress as Told
-from .summary import Summary
+from ..settings import default_db
+from ..store import sqlite_file
+from .common import service
 
 
 @contextmanager
@@ -36,17 +36,6 @@ def progress_bar(enabled: bool) -> Iterator[Told | None]:
             bar.update(task, completed=done, total=total, description=f"importing {name}")
 
         yield told
-
-
-def sqlite_file(db: str) -> Path | None:
-    """The file of a SQLite store (a bare path or a ``sqlite:///`` URL); None for a server's URL."""
-    if db.startswith("sqlite:///"):
-        db = db.removeprefix("sqlite:///")
-    elif "://" in db:
-        return None
-    if not db or db == ":memory:":
-        return None
-    return Path(db).expanduser().resolve()
 
 
 def report(summary: Summary, as_json: bool) -> None:
@@ -71,19 +60,17 @@ def import_command(
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
     file = sqlite_file(db)
     existed = file is None or file.exists()
-    transcripts = Transcripts(open_store(db), settings=Settings(db=db))
-    if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
-        click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
-    if account_id is None or workspace_id is None:
-        local = ensure_local(transcripts, db)
-        account_id = account_id or local.account_id
-        workspace_id = workspace_id or local.workspace_id
-    with progress_bar(not as_json) as told:
-        summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
-    report(summary, as_json)
-    if watch:
-        from .watch import follow
-
-        folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-        click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
-        follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
+    with service(db) as transcripts:
+        if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
+            click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
+        if account_id is None or workspace_id is None:
+            local = ensure_local(transcripts, db)
+            account_id = account_id or local.account_id
+            workspace_id = workspace_id or local.workspace_id
+        with progress_bar(not as_json) as told:
+            summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
+        report(summary, as_json)
+        if watch:
+            folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+            click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
+            follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))

@@ -1,0 +1,28 @@
+"""The ``foldline`` command: each command parses its options, calls the service and prints.
+
+One module per command group; none of them holds logic of its own.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .accounts import account
+from .common import Group
+from .imports import import_command
+from .serve import serve
+from .workspaces import workspace
+
+
+@click.group(cls=Group)
+@click.version_option(package_name="foldline")
+def main() -> None:
+    """Foldline: transcripts of coding agents, served light."""
+
+
+main.add_command(account)
+main.add_command(workspace)
+main.add_command(import_command, "import")
+main.add_command(serve)
+
+__all__ = ["main"]
