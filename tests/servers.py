@@ -6,8 +6,7 @@ import socket
 import threading
 import time
 
-import uvicorn
-
+from foldline import serving
 from foldline.app import create_app
 from foldline.transcripts import Transcripts
 
@@ -24,8 +23,9 @@ class ServerThread:
 
     def __init__(self, transcripts: Transcripts) -> None:
         self.port = free_port()
-        config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=self.port, log_level="error")
-        self.server = uvicorn.Server(config)
+        app = create_app(transcripts)
+        config = serving.config(app, transcripts.settings, "127.0.0.1", self.port, log_level="error")
+        self.server = serving.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     @property

@@ -40,7 +40,7 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
     assert proc.stdout is not None
     try:
         printed = read_until(proc.stdout, "spec", seconds=30)
-        found = re.search(r"(http://127\.0\.0\.1:\d+)/\?token=(\S+)", printed)
+        found = re.search(r"(http://127\.0\.0\.1:\d+)/signin#token=(\S+)", printed)
         assert found, printed
         base, token = found.groups()
         deadline = time.monotonic() + 20

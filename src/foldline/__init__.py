@@ -13,6 +13,7 @@ from .errors import (
     Invalid,
     NotFound,
     PayloadTooLarge,
+    TooManyRequests,
     TransportError,
     Unauthorized,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "Invalid",
     "NotFound",
     "PayloadTooLarge",
+    "TooManyRequests",
     "TransportError",
     "Unauthorized",
     "__version__",

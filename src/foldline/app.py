@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -17,6 +18,7 @@ from starlette.exceptions import HTTPException
 from . import __version__, panel, routes
 from .errors import BadRequest, FoldlineError, NotFound, error_body
 from .events import Hub
+from .limits import BodyLimit
 from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
@@ -66,12 +68,22 @@ class Background(Protocol):
     def stop(self) -> None: ...
 
 
+def body_limit(max_body: int) -> Callable[[str], int]:
+    """Each path's body limit: a sign-in form is small; an API body may be up to ``max_body``."""
+
+    def limit_for(path: str) -> int:
+        return panel.MAX_FORM if path in ("/signin", "/signout") else max_body
+
+    return limit_for
+
+
 def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) -> FastAPI:
     """The app serving ``transcripts``; each of ``background`` starts and stops with it."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = transcripts.listen(hub.notify)  # other processes' writes wake followers too
+        poller = asyncio.create_task(hub.poll())  # and those no notice announces (SQLite)
         for work in background:
             work.start()
         try:
@@ -79,9 +91,10 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
         finally:
             for work in reversed(background):
                 work.stop()
+            poller.cancel()
             stop()
 
-    hub = Hub()
+    hub = Hub(transcripts.seqs, transcripts.settings.poll_seconds)
     app = FastAPI(
         lifespan=lifespan,
         redirect_slashes=False,
@@ -101,6 +114,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_exception_handler(Exception, on_unexpected)
     # Transcript JSON compresses 4-10x; level 1 keeps a whole 100 MB read cheap. SSE is never compressed.
     app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
+    app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
     app.include_router(routes.router)
     panel.mount(app)
     return app

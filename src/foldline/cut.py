@@ -31,27 +31,27 @@ def output_text(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def cut_text(field: str, text: str, bound: int = BOUND) -> Cut | None:
+def cut_text(field: str, text: str, bound: int = BOUND, half: int | None = None) -> Cut | None:
     """Cut ``text`` when it is longer than ``bound`` code points; ``None`` otherwise.
 
-    Head and tail are ``bound // 2`` code points each (2048 for the default bound).
-    Python strings index code points, so a cut never splits one.
+    Head and tail are ``half`` code points each (by default ``bound // 2``: 2048 for the default
+    bound). Python strings index code points, so a cut never splits one.
     """
     if len(text) <= bound:
         return None
-    half = bound // 2
+    half = bound // 2 if half is None else half
     return Cut(field, len(text.encode("utf-8")), text[:half], text[-half:])
 
 
 def candidate(part: dict[str, Any]) -> tuple[str, str] | None:
     """The field of ``part`` that may be cut, with its text, or ``None``.
 
-    A thought's text; a tool's output or error text; an attachment's ``data:`` URL (a file sent
+    A thought's or a text part's text; a tool's output or error text; an attachment's ``data:`` URL (a file sent
     inline is sent by reference, as the seed's follow-up asked). Whether a tool's part is sent
     cut is the registry's call, made when it is read.
     """
     kind = part.get("type")
-    if kind == "reasoning":
+    if kind in ("reasoning", "text"):  # a text part is cut past the larger text bound
         text = part.get("text")
         return ("text", text) if isinstance(text, str) else None
     if kind in ("file", "reasoning-file"):

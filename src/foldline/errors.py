@@ -8,6 +8,7 @@
     ├── Conflict            409  a turn-end that kept racing the agent's own writes
     ├── PayloadTooLarge     413  a body over the configured limit
     ├── Invalid             422  the write door refused the message; ``where`` names the field
+    ├── TooManyRequests     429  an account past its cap of open event streams or whole-part reads
     └── TransportError      ---  (client only) the server could not be reached
 
 The server turns each into ``{"error": {"code", "message", "where"?}}`` in one place
@@ -72,12 +73,18 @@ class Invalid(FoldlineError):
     code = "invalid"
 
 
+class TooManyRequests(FoldlineError):
+    status = 429
+    code = "too_many_requests"
+
+
 class TransportError(FoldlineError):
     code = "transport"
 
 
 BY_CODE: dict[str, type[FoldlineError]] = {
-    cls.code: cls for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, Invalid)
+    cls.code: cls
+    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, Invalid, TooManyRequests)
 }
 
 

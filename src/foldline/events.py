@@ -2,51 +2,107 @@
 
 A write in this process wakes its followers at once. On PostgreSQL, a write by another process
 (another ``foldline serve``, ``foldline import --watch``) wakes them through ``LISTEN``/``NOTIFY``
-(``Transcripts.listen``). On SQLite, which has no such notice, those writes are found by a poll
-every ``poll_seconds``, one indexed query per follower; the poll also runs on PostgreSQL, as a
-safety net while its notice connection is being made again.
+(``Transcripts.listen``). For writes no notice announces (SQLite has none), the :class:`Hub`
+looks once every ``poll_seconds`` at the write counters of every followed conversation, in one
+query for the whole process however many streams are open, and wakes the followers of those
+that moved. An idle stream costs nothing but its socket until its next heartbeat.
+
+A stream sends what it owes in batches (a catch-up of 100,000 messages starts at once and never
+holds them all), and checks its follower's access each time it wakes and at every heartbeat, so
+a revoked token or a removed member stops receiving within one heartbeat (at once on a
+revocation notice, :meth:`Hub.notify_all`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import defaultdict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import orjson
 from starlette.concurrency import run_in_threadpool
 
+from .store import EVERYONE
+
 HEARTBEAT_SECONDS = 15.0
+BATCH = 200  # messages sent per look at the store
+
+log = logging.getLogger("foldline")
 
 
 class Hub:
-    """Wakes the event streams of a conversation when this process writes to it."""
+    """Wakes the event streams of a conversation when it changes."""
 
-    def __init__(self) -> None:
+    def __init__(self, seqs: Callable[[list[str]], dict[str, int]] | None = None, poll_seconds: float = 1.0) -> None:
         self._lock = threading.Lock()
         self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = defaultdict(set)
+        self._seqs = seqs
+        self._poll_seconds = poll_seconds
+        self._known: dict[str, int] = {}
 
     def notify(self, conversation_id: str) -> None:
+        if conversation_id == EVERYONE:
+            self.notify_all()
+            return
         with self._lock:
             waiters = list(self._waiters.get(conversation_id, ()))
         for loop, event in waiters:
             loop.call_soon_threadsafe(event.set)
 
-    async def wait(self, conversation_id: str, timeout: float) -> None:
+    def notify_all(self) -> None:
+        """Wake every stream (after a revocation, so each checks its access again)."""
+        with self._lock:
+            waiters = [w for group in self._waiters.values() for w in group]
+        for loop, event in waiters:
+            loop.call_soon_threadsafe(event.set)
+
+    async def wait(self, conversation_id: str, timeout: float) -> bool:
+        """Wait until the conversation changes (True) or ``timeout`` passes (False)."""
         entry = (asyncio.get_running_loop(), asyncio.Event())
         with self._lock:
             self._waiters[conversation_id].add(entry)
         try:
             await asyncio.wait_for(entry[1].wait(), timeout)
+            return True
         except TimeoutError:
-            pass
+            return False
         finally:
             with self._lock:
                 self._waiters[conversation_id].discard(entry)
                 if not self._waiters[conversation_id]:
                     del self._waiters[conversation_id]
+
+    def followed(self) -> list[str]:
+        with self._lock:
+            return list(self._waiters)
+
+    async def poll(self) -> None:
+        """Until cancelled: one look per interval at every followed conversation's write counter."""
+        if self._seqs is None:
+            return
+        while True:
+            await asyncio.sleep(self._poll_seconds)
+            ids = self.followed()
+            if not ids:
+                self._known.clear()
+                continue
+            try:
+                seqs = await run_in_threadpool(self._seqs, ids)
+            except Exception:  # a failed look must not end live follow; the next one tries again
+                log.warning("live follow: looking for other processes' writes failed", exc_info=True)
+                continue
+            self._wake_moved(seqs)
+
+    def _wake_moved(self, seqs: dict[str, int]) -> None:
+        # A conversation seen for the first time is woken once: its follower then reads what it
+        # may have missed between its last look and this one.
+        for conversation_id, seq in seqs.items():
+            if self._known.get(conversation_id) != seq:
+                self.notify(conversation_id)
+        self._known = dict(seqs)
 
 
 def frame(seq: int, message: dict[str, Any]) -> bytes:
@@ -54,26 +110,31 @@ def frame(seq: int, message: dict[str, Any]) -> bytes:
 
 
 async def stream(
-    changes: Callable[[int], Any],
-    wait: Callable[[float], Any],
+    changes: Callable[[int], Sequence[tuple[int, dict[str, Any]]]],
+    wait: Callable[[float], Awaitable[bool]],
     since: int,
-    disconnected: Callable[[], Any],
-    poll_seconds: float,
+    disconnected: Callable[[], Awaitable[bool]],
+    allowed: Callable[[], bool],
+    batch: int = BATCH,
 ) -> AsyncIterator[bytes]:
-    """Send every message written after ``since`` in its cut form, then follow."""
-    quiet, opened = 0.0, False
+    """Send every message written after ``since`` in its cut form, then follow.
+
+    ``changes(seq)`` returns at most ``batch`` messages after ``seq``; ``allowed()`` says whether
+    the follower may still read the conversation (the stream ends when it may not).
+    """
+    opened = False
     while not await disconnected():
-        batch = await run_in_threadpool(changes, since)
+        found = await run_in_threadpool(changes, since)
         if not opened:  # sent after the first look, so a client that sees it misses nothing later
             opened = True
             yield b"retry: 2000\n\n"
-        for seq, message in batch:
+        for seq, message in found:
             since = seq
             yield frame(seq, message)
-        if batch:
-            quiet = 0.0
-        elif quiet >= HEARTBEAT_SECONDS:
-            quiet = 0.0
+        if len(found) >= batch:
+            continue  # more to catch up on: no waiting
+        woken = await wait(HEARTBEAT_SECONDS)
+        if not await run_in_threadpool(allowed):
+            return
+        if not woken:
             yield b": still here\n\n"
-        await wait(poll_seconds)
-        quiet += poll_seconds

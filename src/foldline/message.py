@@ -11,14 +11,22 @@ Unknown keys are kept: validation looks, it never rewrites.
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .errors import Invalid
+from .errors import BadRequest, Invalid
 from .registry import Registry
 
 ROLES = ("system", "user", "assistant")
+# How deep a message may nest (objects and arrays, the message itself counting 1): a reader adds
+# a few levels around a message (a page, an event), and every encoder stops somewhere (orjson at
+# 254), so the write door refuses what a read could not send.
+MAX_DEPTH = 64
+MAX_PARTS = 10_000  # parts in one message
+NAME_MAX = 256  # code points in a tool name
+NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\ufffd]")  # control characters, U+FFFD
 TEXT_STATES = ("streaming", "done")
 
 # What a part must (or may) hold, by type: field -> (required, check).
@@ -166,10 +174,18 @@ def check_approval(state: str, approval: Any, where: str) -> None:
         raise fail(where, "a denied tool's approval must have 'approved': false")
 
 
+def is_name(value: Any) -> bool:
+    """A tool name: 1 to 256 code points, no control characters and no U+FFFD."""
+    return isinstance(value, str) and 0 < len(value) <= NAME_MAX and NOT_IN_NAMES.search(value) is None
+
+
 def check_tool_part(part: dict[str, Any], where: str) -> None:
     check_fields(part, TOOL_COMMON, where)
-    if part["type"] == "dynamic-tool" and not isinstance(part.get("toolName"), str):
-        raise fail(f"{where}.toolName", "a dynamic tool needs a string 'toolName'")
+    if part["type"] == "dynamic-tool":
+        if not is_name(part.get("toolName")):
+            raise fail(f"{where}.toolName", "a dynamic tool needs a 'toolName' of 1 to 256 printable characters")
+    elif not is_name(part["type"][5:]):
+        raise fail(f"{where}.type", "a tool's name is 1 to 256 printable characters")
     state = part.get("state")
     allowed = TOOL_STATES.get(state) if isinstance(state, str) else None
     if allowed is None:
@@ -235,6 +251,9 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
     """The write door's full validation. Returns the message as stored (nothing stripped)."""
     if not isinstance(message, dict):
         raise fail("", "a message must be a JSON object")
+    too_deep = deeper_than(message, MAX_DEPTH)
+    if too_deep is not None:
+        raise BadRequest(f"the message nests deeper than {MAX_DEPTH} levels", where=too_deep)
     found = canonical(message.get("id", message_id))
     if found is None:
         raise fail("id", "'id' must be a UUID")
@@ -249,6 +268,8 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
         raise fail("parts", "'parts' must be an array")
     if not parts and role != "assistant":
         raise fail("parts", "a user or system message needs at least one part")
+    if len(parts) > MAX_PARTS:
+        raise fail("parts", f"a message holds at most {MAX_PARTS} parts")
     if "metadata" in message:
         check_schema(registry.metadata_validators.get(role), message["metadata"], "metadata", "metadata")
     for index, part in enumerate(parts):
@@ -260,11 +281,44 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
     return checked
 
 
+def deeper_than(value: Any, limit: int) -> str | None:
+    """Where ``value`` first nests past ``limit`` levels (``parts[0].output.a[3]``), or ``None``.
+
+    Iterative, so a value nested thousands deep is measured without recursion; the path is
+    worked out only for a value that is too deep."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node
+        if depth > limit:
+            return _path_past(value, limit)
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return None
+
+
+def _path_past(value: Any, limit: int) -> str:
+    """The path to the first container past ``limit`` levels (only run for a value that has one)."""
+    stack: list[tuple[Any, int, str]] = [(value, 1, "")]
+    while stack:
+        node, depth, where = stack.pop()
+        if depth > limit:
+            return where[:200]
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, child in items:
+            if isinstance(child, dict | list):
+                path = f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else str(key))
+                stack.append((child, depth + 1, path))
+    return ""
+
+
 def readable_part(part: Any, registry: Registry) -> bool:
-    """The read's cheap checks on one stored part: its shape and state, and a tool not retired."""
+    """The read's cheap checks on one stored part: its shape and state, nesting a reader can send
+    (a part sits two levels into its message), and a tool not retired."""
     try:
         check_shape(part, "")
     except Invalid:
+        return False
+    if deeper_than(part, MAX_DEPTH - 2) is not None:
         return False
     name = tool_name(part)
     return name is None or part["type"] == "dynamic-tool" or not registry.retired(name)

@@ -2,7 +2,12 @@
 
 The panel is plain JavaScript modules in ``static/`` (no build step). The token a person signs
 in with is kept in an HttpOnly, SameSite=Strict cookie (``foldline_token``) that the API
-accepts for GET requests; the token never stays in the address bar.
+accepts for GET requests.
+
+A sign-in link carries its token after ``#`` (``/signin#token=…``): a fragment never reaches a
+server, so no access log, proxy or ``Referer`` sees it. The sign-in page's script moves it into
+the form and posts it; when the browser is already signed in, it asks first, so a link from
+another site cannot silently swap a person's session. Signing in and out are same-site POSTs.
 """
 
 from __future__ import annotations
@@ -39,10 +44,12 @@ PAGE_HEADERS = {
 SIGNIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css"></head>
+<title>Sign in · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css">
+<script type="module" src="/static/signin.js"></script></head>
 <body class="signin"><main class="signin-box">
 <h1>Foldline</h1>
-<form method="post" action="/signin">
+<form method="post" action="/signin" id="signin">
+{current}
 <label for="token">Token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <input type="hidden" name="next" value="{next}">
@@ -58,6 +65,17 @@ lists the account ids).</p>
 
 # Messages the sign-in page shows for ``?error=``: fixed texts, never anything from the address.
 ERRORS = {"token": "That token is not valid."}
+
+SIGNOUT = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Sign out · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css"></head>
+<body class="signin"><main class="signin-box">
+<h1>Foldline</h1>
+<form method="post" action="/signout"><button type="submit" id="signout">Sign out</button></form>
+<p class="hint"><a href="/">Back to the panel</a></p>
+</main></body></html>
+"""
 
 
 def _transcripts(request: Request) -> Transcripts:
@@ -100,21 +118,39 @@ def _set_cookie(request: Request, response: Response, token: str) -> None:
     )
 
 
-def signin_page(next_path: str = "/", error: str = "", status: int = 200) -> Response:
+def signin_page(next_path: str = "/", error: str = "", status: int = 200, current: str | None = None) -> Response:
+    """The sign-in form; ``current`` names the account this browser is already signed in as."""
     note = f'<p class="error" role="alert">{html.escape(error)}</p>' if error else ""
-    return _page(SIGNIN.format(next=html.escape(next_path, quote=True), error=note), status)
+    signed_in = ""
+    if current is not None:
+        name = html.escape(current or "an account")
+        signed_in = (
+            f'<p class="current" data-current="{name}">This browser is signed in as <strong>{name}</strong>. '
+            'Signing in with another token replaces that session. <a href="/">Stay signed in</a></p>'
+        )
+    page = SIGNIN.format(next=html.escape(next_path, quote=True), error=note, current=signed_in)
+    return _page(page, status)
+
+
+def _current(request: Request) -> str | None:
+    """The name of the account this browser's cookie signs in as, if it is valid."""
+    t = _transcripts(request)
+    try:
+        account = t.authenticate(request.cookies.get(TOKEN_COOKIE))
+    except Unauthorized:
+        return None
+    return str(t.me(account).get("name") or "")
 
 
 async def shell(request: Request) -> Response:
-    """The app shell for ``/`` and ``/agents/{agent}``; ``?token=`` signs in and is dropped."""
+    """The app shell for ``/`` and ``/agents/{agent}``.
+
+    An old-style link with ``?token=`` is sent on to the sign-in page with the token moved
+    after ``#`` (the ``Location`` header is not logged; the access log redacts the first request).
+    """
     token = request.query_params.get("token")
     if token is not None:
-        if not _valid(request, token):
-            # Never leave the token in the address bar, a bad one included.
-            return _redirect("/signin?error=token&next=" + quote(request.url.path, safe=""))
-        response = _redirect(request.url.path)
-        _set_cookie(request, response, token)
-        return response
+        return _redirect("/signin?next=" + quote(request.url.path, safe="") + "#token=" + quote(token, safe=""))
     if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
         return _redirect("/signin?next=" + quote(request.url.path, safe=""))
     return _page((STATIC / "index.html").read_bytes())
@@ -122,11 +158,13 @@ async def shell(request: Request) -> Response:
 
 async def signin(request: Request) -> Response:
     error = ERRORS.get(request.query_params.get("error") or "", "")
-    return signin_page(_safe_next(request.query_params.get("next")), error)
+    return signin_page(_safe_next(request.query_params.get("next")), error, current=_current(request))
 
 
 def _cross_site(request: Request) -> bool:
-    """A form posted from another site (its ``Origin`` is not this one)."""
+    """A form posted from another site: its ``Origin`` is not this one, or the browser says so."""
+    if request.headers.get("sec-fetch-site") in ("cross-site", "same-site"):
+        return True
     origin = request.headers.get("origin")
     return origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}"
 
@@ -134,8 +172,8 @@ def _cross_site(request: Request) -> bool:
 async def signin_post(request: Request) -> Response:
     if _cross_site(request):
         return signin_page("/", "Sign in from this page.", 403)
-    raw = await request.body()
-    form = parse_qs(raw[:MAX_FORM].decode("utf-8", "replace"))
+    raw = await request.body()  # bounded while read: the app's BodyLimit allows MAX_FORM here
+    form = parse_qs(raw.decode("utf-8", "replace"))
     token = (form.get("token") or [""])[0].strip()
     next_path = _safe_next((form.get("next") or ["/"])[0])
     if not _valid(request, token):
@@ -145,8 +183,13 @@ async def signin_post(request: Request) -> Response:
     return response
 
 
+async def signout_page(request: Request) -> Response:
+    """Signing out is a POST: a link (from another site, say) only shows the button."""
+    return _page(SIGNOUT)
+
+
 async def signout(request: Request) -> Response:
-    if request.method == "POST" and _cross_site(request):
+    if _cross_site(request):
         return _redirect("/")
     response = _redirect("/signin")
     response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
@@ -158,5 +201,6 @@ def mount(app: FastAPI) -> None:
     app.add_api_route("/agents/{agent}", shell, methods=["GET"], include_in_schema=False)
     app.add_api_route("/signin", signin, methods=["GET"], include_in_schema=False)
     app.add_api_route("/signin", signin_post, methods=["POST"], include_in_schema=False)
-    app.add_api_route("/signout", signout, methods=["GET", "POST"], include_in_schema=False)
+    app.add_api_route("/signout", signout_page, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/signout", signout, methods=["POST"], include_in_schema=False)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

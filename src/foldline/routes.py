@@ -10,7 +10,7 @@ from fastapi.responses import Response, StreamingResponse
 
 from . import events
 from .errors import BadRequest, PayloadTooLarge
-from .transcripts import Transcripts
+from .transcripts import Transcripts, parse_seq
 
 router = APIRouter(prefix="/api")
 TOKEN_COOKIE = "foldline_token"
@@ -60,14 +60,19 @@ def transcripts(request: Request) -> Transcripts:
     return t
 
 
+def token_of(request: Request) -> str | None:
+    """The caller's token: a bearer token, or (for reads only) the panel's cookie."""
+    authorization = request.headers.get("authorization")
+    if authorization and authorization[:7].lower() == "bearer ":
+        return authorization[7:].strip()
+    if request.method == "GET":
+        return request.cookies.get(TOKEN_COOKIE)
+    return None
+
+
 def account(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
     """The caller: a bearer token, or (for reads only) the panel's cookie."""
-    token = None
-    if authorization and authorization[:7].lower() == "bearer ":
-        token = authorization[7:].strip()
-    elif request.method == "GET":
-        token = request.cookies.get(TOKEN_COOKIE)
-    return transcripts(request).authenticate(token)
+    return transcripts(request).authenticate(token_of(request))
 
 
 async def body(request: Request) -> Any:
@@ -157,16 +162,15 @@ def _events(
     last_event_id: str | None,
 ) -> Response:
     conv = t.conversation(who, agent, call)
-    start = last_event_id or since or "0"
-    if not (start.isascii() and start.isdigit()) or len(start) > 18:
-        raise BadRequest("'since' (or Last-Event-ID) is a seq from an earlier read", where="since")
+    start = parse_seq(last_event_id or since or "0", "since", "'since' (or Last-Event-ID) is a seq from a read")
     hub: events.Hub = request.app.state.hub
+    token = token_of(request)
     body = events.stream(
-        lambda seq: t.changes(conv, seq),
+        lambda seq: t.changes(conv, seq, events.BATCH),
         lambda timeout: hub.wait(conv.id, timeout),
-        int(start),
+        start,
         request.is_disconnected,
-        t.settings.poll_seconds,
+        lambda: t.may_follow(token, who, agent, call),
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(body, media_type="text/event-stream", headers=headers)

@@ -30,12 +30,27 @@ def default_registry() -> Path | None:
 class Settings:
     db: str = field(default_factory=default_db)
     bound: int = field(default_factory=lambda: int(env_number("FOLDLINE_BOUND", "4096")))
+    text_bound: int = field(default_factory=lambda: int(env_number("FOLDLINE_TEXT_BOUND", "65536")))
     max_body: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_BODY", str(32 * 1024 * 1024))))
     registry: Path | None = field(default_factory=default_registry)
     poll_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_POLL_SECONDS", "1.0"))
+    # Serving (docs/security.md): deadlines on slow clients, and a cap on open connections.
+    header_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_HEADER_TIMEOUT", "10"))
+    body_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_BODY_TIMEOUT", "60"))
+    keep_alive: float = field(default_factory=lambda: env_number("FOLDLINE_KEEP_ALIVE", "5"))
+    max_connections: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_CONNECTIONS", "1000")))
+    # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
+    # (faster; survives a crash of the process, but a power loss may drop the last writes).
+    sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
 
     def __post_init__(self) -> None:
         if self.bound < 2:
             raise ValueError("the cut's bound (FOLDLINE_BOUND) must be at least 2 code points")
+        if self.text_bound < self.bound:
+            raise ValueError("FOLDLINE_TEXT_BOUND must be at least the cut's bound (FOLDLINE_BOUND)")
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
+        if min(self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections) <= 0:
+            raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
+        if self.sqlite_synchronous.lower() not in ("full", "normal"):
+            raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

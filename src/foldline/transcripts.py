@@ -20,6 +20,7 @@ import orjson
 from .cut import candidate, cut_text
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
 from .message import (
+    NOT_IN_NAMES,
     TURN_ENDED,
     canonical,
     check_message,
@@ -30,12 +31,14 @@ from .message import (
 )
 from .registry import Registry
 from .settings import Settings
-from .store import Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
+from .store import EVERYONE, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 
 __all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
 TURN_END_TRIES = 5
-CALL_MAX = 512
+CALL_MAX = 256  # code points in a subagent's call id
+TITLE_MAX = 500  # code points in an agent's title
+SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
 
@@ -76,7 +79,7 @@ class Transcripts:
     @classmethod
     def open(cls, settings: Settings) -> Transcripts:
         """The service on ``settings.db`` (a SQLite path or a ``postgresql://`` URL), migrated."""
-        return cls(open_store(settings.db), settings=settings)
+        return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
 
     def close(self) -> None:
         self._store.close()
@@ -140,6 +143,12 @@ class Transcripts:
             raise NotFound()
         self._store.add_member(workspace_id, account_id)
 
+    def remove_member(self, workspace_id: str, account_id: str) -> None:
+        """Take an account out of a workspace: its open event streams there end at once."""
+        if not self._store.remove_member(canonical_uuid(workspace_id), canonical_uuid(account_id)):
+            raise NotFound("that account is not a member of that workspace")
+        self._changed(EVERYONE)
+
     def check_member(self, account: str, workspace_id: str) -> str:
         """The workspace's canonical id if ``account`` is a member; else the one not-found."""
         workspace_id = canonical_uuid(workspace_id)
@@ -162,8 +171,8 @@ class Transcripts:
     def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
         if not isinstance(workspace_id, str):
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
-        if title is not None and not isinstance(title, str):
-            raise Invalid("'title' must be a string", where="title")
+        if title is not None:
+            check_title(title)
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.is_member(workspace_id, account):
             raise NotFound()
@@ -193,8 +202,7 @@ class Transcripts:
 
     def rename_agent(self, account: str, agent_id: str, title: str, call: str | None = None) -> None:
         """Give an agent (or its subagent) a title; owner only."""
-        if not isinstance(title, str):
-            raise Invalid("'title' must be a string", where="title")
+        check_title(title)
         conv = self._target(account, agent_id, call)
         self._store.set_title(conv.id, title)
         self._changed(conv.id)
@@ -264,7 +272,9 @@ class Transcripts:
         body = orjson.dumps(part).decode()
         name = tool_name(part)
         found = candidate(part)
-        cut = cut_text(*found, bound=self.settings.bound) if found else None
+        # A text part (an answer, a prompt) is cut only past the larger text bound, with the same ends.
+        bound = self.settings.text_bound if part.get("type") == "text" else self.settings.bound
+        cut = cut_text(*found, bound=bound, half=self.settings.bound // 2) if found else None
         if cut is None:
             return StoredPart(index, name, body)
         rest = {k: v for k, v in part.items() if k != cut.field}
@@ -323,15 +333,27 @@ class Transcripts:
         # `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
         return {"messages": out, "next": cursor, "seq": seq}
 
-    def changes(self, conv: Conversation, since: int) -> list[tuple[int, Json]]:
-        """Messages written after ``since``, cut, each with the seq that wrote it."""
-        rows = self._store.changes(conv, since, self.registry.text_tools)
+    def changes(self, conv: Conversation, since: int, limit: int | None = None) -> list[tuple[int, Json]]:
+        """Messages written after ``since`` (at most ``limit``, oldest first), cut, each with the
+        seq that wrote it."""
+        rows = self._store.changes(conv, since, self.registry.text_tools, limit)
         return [(row.seq, self._readable(row)) for row in rows]
+
+    def seqs(self, conversation_ids: list[str]) -> dict[str, int]:
+        """The write counters of some conversations (live follow's look for other processes' writes)."""
+        return self._store.seqs(conversation_ids)
+
+    def may_follow(self, token: str | None, account: str, agent_id: str, call: str | None = None) -> bool:
+        """Whether ``token`` still signs in as ``account`` and it may still read the conversation."""
+        try:
+            return self.authenticate(token) == account and self.find_agent(account, agent_id, call) is not None
+        except Unauthorized:
+            return False
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
         conv = self.conversation(account, agent_id, call)
-        if not (index.isascii() and index.isdigit()) or len(index) > 9:
-            raise NotFound()
+        if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
+            raise NotFound()  # one spelling of each index: "00" is not "0"
         found = self._store.part(conv, canonical_uuid(message_id), int(index))
         if found is None:
             raise NotFound()
@@ -393,9 +415,24 @@ def decoded(text: str) -> Any:
 def parse_cursor(before: str | None) -> int | None:
     if before is None:
         return None
-    if not (before.isascii() and before.isdigit()) or len(before) > 18:
-        raise BadRequest("'before' must be a cursor from a previous page's 'next'", where="before")
-    return int(before)
+    return parse_seq(before, "before", "'before' must be a cursor from a previous page's 'next'")
+
+
+def parse_seq(text: str, where: str, message: str) -> int:
+    """A position or seq from a query string: ASCII digits, within the 32-bit range every backend keeps."""
+    if not (text.isascii() and text.isdigit()) or len(text) > 10 or int(text) > SEQ_MAX:
+        raise BadRequest(message, where=where)
+    return int(text)
+
+
+def check_title(title: Any) -> None:
+    """A title: a string of at most 500 code points, without control characters but tab and newline."""
+    if not isinstance(title, str):
+        raise Invalid("'title' must be a string", where="title")
+    if len(title) > TITLE_MAX:
+        raise Invalid(f"'title' is at most {TITLE_MAX} characters", where="title")
+    if NOT_IN_NAMES.search(title.replace("\n", " ").replace("\t", " ")):
+        raise Invalid("'title' holds a control character", where="title")
 
 
 def close_open_tools(parts: list[Json]) -> list[int]:
@@ -411,7 +448,8 @@ def close_open_tools(parts: list[Json]) -> list[int]:
 
 
 def is_call(call: str) -> bool:
-    return 0 < len(call) <= CALL_MAX
+    """A subagent's call id as an agent writes it: 1 to 256 printable characters, not ``.`` or ``..``."""
+    return 0 < len(call) <= CALL_MAX and call not in (".", "..") and NOT_IN_NAMES.search(call) is None
 
 
 def canonical_uuid(value: str) -> str:

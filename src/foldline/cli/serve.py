@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 
 import click
-import uvicorn
 
+from .. import serving
 from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
@@ -37,11 +37,11 @@ def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
         app = create_app(transcripts, background)
         base = f"http://{host}:{port}"
         click.echo(f"Foldline on {settings.db}")
-        click.echo(f"  panel  {base}/?token={local.token}")
+        click.echo(f"  panel  {base}/signin#token={local.token}")
         click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
         click.echo(f"  spec   {base}/api/openapi.json")
         click.echo(f"  local workspace {local.workspace_id}")
-        uvicorn.run(app, host=host, port=port, log_level="info")
+        serving.Server(serving.config(app, settings, host, port, log_level="info")).run()
     finally:
         transcripts.close()
 

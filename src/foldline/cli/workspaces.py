@@ -45,3 +45,15 @@ def workspace_add(workspace_id: str, account_id: str, db: str, as_json: bool) ->
     with service(db) as transcripts:
         transcripts.add_member(workspace_id, account_id)
     emit({"workspace_id": workspace_id, "account_id": account_id}, as_json, "added")
+
+
+@workspace.command("remove")
+@click.argument("workspace_id")
+@click.argument("account_id")
+@db_option
+@json_option
+def workspace_remove(workspace_id: str, account_id: str, db: str, as_json: bool) -> None:
+    """Take an account out of a workspace; its open event streams there end."""
+    with service(db) as transcripts:
+        transcripts.remove_member(workspace_id, account_id)
+    emit({"workspace_id": workspace_id, "account_id": account_id}, as_json, "removed")

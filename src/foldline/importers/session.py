@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import Invalid
-from ..message import check_tool_schemas, set_unknown_outcome
+from ..message import NOT_IN_NAMES, check_tool_schemas, set_unknown_outcome
 from ..registry import Registry
 
 Json = dict[str, Any]
@@ -100,7 +100,8 @@ class Session:
 
 
 def short_title(text: str) -> str | None:
-    line = " ".join(text.split())
+    """One line of at most 120 code points, without control characters (as the write door takes titles)."""
+    line = " ".join(NOT_IN_NAMES.sub(" ", text).split())
     if not line:
         return None
     return line if len(line) <= TITLE_MAX else line[: TITLE_MAX - 1] + "…"

@@ -22,7 +22,7 @@ import orjson
 
 from ..transcripts import Transcripts
 from .detect import Group
-from .session import Conversation, Json, Session, is_idle
+from .session import Conversation, Json, Session, is_idle, short_title
 from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
@@ -74,9 +74,10 @@ class Writer:
     def write(self, session: Session, agent: str, hashes: dict[str, dict[str, str]]) -> Summary:
         """Put the session's new and changed messages; ``hashes`` (per call, per message) is updated."""
         done = Summary()
-        created = self.t.create_agent(self.account, self.workspace, session.title, agent_id=agent)
-        if created["title"] != session.title and session.main.title:
-            self.t.rename_agent(self.account, agent, session.title)
+        title = short_title(session.title) if session.title else None
+        created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
+        if title and created["title"] != title and session.main.title:
+            self.t.rename_agent(self.account, agent, title)
         self.put_all(agent, None, session.main, hashes.setdefault("", {}), done)
         for call, conv in session.subagents.items():
             self.put_all(agent, call, conv, hashes.setdefault(call, {}), done)
@@ -113,8 +114,9 @@ class Writer:
         found = self.t.find_agent(self.account, agent, call)
         if found is None:
             return
-        if conv.title and found["title"] != conv.title:
-            self.t.rename_agent(self.account, agent, conv.title, call=call)
+        title = short_title(conv.title) if conv.title else None
+        if title and found["title"] != title:
+            self.t.rename_agent(self.account, agent, title, call=call)
         if conv.first_at and conv.last_at:
             self.t.date_agent(self.account, agent, conv.first_at, conv.last_at, call=call)
 

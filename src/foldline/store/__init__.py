@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .base import Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .base import EVERYONE, Conversation, MessageRow, StaleWrite, Store, StoredPart
 from .url import normalize_url, sqlite_file
 
 __all__ = [
+    "EVERYONE",
     "Conversation",
     "MessageRow",
     "StaleWrite",
@@ -17,14 +18,15 @@ __all__ = [
 ]
 
 
-def open_store(url: str, migrate: bool = True) -> Store:
-    """Open (and by default migrate) the store at ``url``."""
+def open_store(url: str, migrate: bool = True, synchronous: str = "full") -> Store:
+    """Open (and by default migrate) the store at ``url``. ``synchronous`` is SQLite's durability:
+    ``full`` (the default: an acknowledged write survives a power loss) or ``normal``."""
     url = normalize_url(url)
     store: Store
     if url.startswith("sqlite"):
         from .sqlite import SQLiteStore
 
-        store = SQLiteStore(url)
+        store = SQLiteStore(url, synchronous)
     elif url.startswith("postgresql"):
         try:
             from .postgres import PostgresStore

@@ -30,6 +30,9 @@ from .schema import (
 )
 
 
+EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
+
+
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
@@ -200,6 +203,15 @@ class Store:
                 ["workspace_id", "account_id"],
                 [],
             )
+
+    def remove_member(self, workspace_id: str, account_id: str) -> bool:
+        """Take an account out of a workspace; whether it was in it."""
+        with self.write() as conn:
+            gone = conn.execute(
+                delete(members).where(members.c.workspace_id == workspace_id, members.c.account_id == account_id)
+            ).rowcount
+            self.announce(conn, EVERYONE)
+        return bool(gone)
 
     def workspace_exists(self, workspace_id: str) -> bool:
         with self.read() as conn:
@@ -409,22 +421,34 @@ class Store:
             ).all()
         return self._assemble(rows, part_rows, key="position"), more, int(rows[0].conv_seq)
 
-    def changes(self, conv: Conversation, since: int, cut: TextTools) -> list[MessageRow]:
-        """The messages written after ``since`` (a seq), in cut form, in the order they were written."""
+    def changes(self, conv: Conversation, since: int, cut: TextTools, limit: int | None = None) -> list[MessageRow]:
+        """The messages written after ``since`` (a seq), in cut form, in the order they were
+        written; at most ``limit`` of them (the oldest first)."""
+        query = (
+            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
+            .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
+            .order_by(messages.c.seq)
+        )
+        if limit is not None:
+            query = query.limit(limit)
         with self.read() as conn:
-            rows = conn.execute(
-                select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
-                .where(
-                    messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since
-                )
-                .order_by(messages.c.seq)
-            ).all()
+            rows = conn.execute(query).all()
             if not rows:
                 return []
             part_rows = conn.execute(
-                self._parts_query(conv, cut).where(parts.c.seq > since).order_by(parts.c.seq, parts.c.idx)
+                self._parts_query(conv, cut)
+                .where(parts.c.seq > since, parts.c.seq <= rows[-1].seq)
+                .order_by(parts.c.seq, parts.c.idx)
             ).all()
         return self._assemble(rows, part_rows, key="seq")
+
+    def seqs(self, conversation_ids: Sequence[str]) -> dict[str, int]:
+        """Each conversation's write counter: what live follow compares to find other processes' writes."""
+        if not conversation_ids:
+            return {}
+        query = select(conversations.c.id, conversations.c.seq).where(conversations.c.id.in_(conversation_ids))
+        with self.read() as conn:
+            return {row.id: int(row.seq) for row in conn.execute(query)}
 
     @staticmethod
     def _parts_query(conv: Conversation, cut: TextTools | None) -> Any:

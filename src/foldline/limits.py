@@ -1,0 +1,86 @@
+"""Limits that keep one client from exhausting the service: bodies bounded while they are read,
+and per-account caps on long or heavy requests (event streams, whole-part reads).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import orjson
+
+from .errors import PayloadTooLarge, TooManyRequests, error_body
+
+ASGIApp = Callable[..., Any]
+
+
+class BodyLimit:
+    """ASGI middleware: a request body over its route's limit is refused with 413 while it is
+    read (a declared ``Content-Length`` over the limit before a byte of it is read), whatever
+    the route, so no body is ever buffered past its limit."""
+
+    def __init__(self, app: ASGIApp, limit_for: Callable[[str], int]) -> None:
+        self.app = app
+        self.limit_for = limit_for
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["path"])
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            await too_large(send, limit)
+            return
+        seen = 0
+
+        async def bounded() -> Any:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
+            return message
+
+        await self.app(scope, bounded, send)
+
+
+async def too_large(send: Any, limit: int) -> None:
+    body = orjson.dumps(error_body(PayloadTooLarge(f"the body is over the limit of {limit} bytes")))
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close")]  # fmt: skip
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class Slots:
+    """At most ``limit`` requests of one kind per account at once; one more is a 429."""
+
+    def __init__(self, what: str, limit: int) -> None:
+        self.what, self.limit = what, limit
+        self._lock = threading.Lock()
+        self._taken: dict[str, int] = defaultdict(int)
+
+    def acquire(self, account: str) -> None:
+        with self._lock:
+            if self._taken[account] >= self.limit:
+                raise TooManyRequests(f"at most {self.limit} {self.what} at once per account")
+            self._taken[account] += 1
+
+    def release(self, account: str) -> None:
+        with self._lock:
+            self._taken[account] -= 1
+            if self._taken[account] <= 0:
+                del self._taken[account]
+
+    @contextmanager
+    def taken(self, account: str) -> Iterator[None]:
+        self.acquire(account)
+        try:
+            yield
+        finally:
+            self.release(account)

@@ -1,0 +1,167 @@
+"""How ``foldline serve`` runs the app under uvicorn: slow clients timed out, connections capped,
+no secret in a log line, and repeated log lines held back.
+
+uvicorn (0.54) times out an idle keep-alive connection but not a client that sends its headers
+or its body slowly, so :class:`GuardedH11` adds two deadlines to uvicorn's h11 protocol: a
+request's headers must arrive within ``header_timeout`` seconds of the connection (or of its
+first byte after a keep-alive pause), and its body within ``body_timeout`` seconds of the
+headers. A response that streams for long (the event stream) is not affected: the deadlines
+only run while Foldline waits on the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import resource
+import time
+from typing import Any
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from .settings import Settings
+
+log = logging.getLogger("foldline")
+SECRET_QUERY = re.compile(r"(?i)((?:^|[?&])(?:token|access_token)=)[^&\s\"]*")
+
+
+class GuardedH11(H11Protocol):
+    """uvicorn's h11 protocol with a deadline on each request's headers and on its body."""
+
+    header_timeout = 10.0
+    body_timeout = 60.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        self._deadline: asyncio.TimerHandle | None = None
+        self._waiting: object = None
+        super().connection_made(transport)
+        self._arm(h11.IDLE)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        self._arm(self.conn.their_state)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self, state: object) -> None:
+        """Keep one deadline for what the client still owes: headers (IDLE) or a body (SEND_BODY)."""
+        if state not in (h11.IDLE, h11.SEND_BODY):
+            self._disarm()
+            return
+        if state is self._waiting and self._deadline is not None:
+            return
+        self._disarm()
+        seconds = self.header_timeout if state is h11.IDLE else self.body_timeout
+        self._waiting = state
+        self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+        self._deadline, self._waiting = None, None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self.conn.their_state in (h11.IDLE, h11.SEND_BODY) and not self.transport.is_closing():
+            what = "headers" if self.conn.their_state is h11.IDLE else "body"
+            log.info("closed a connection whose request %s came too slowly", what)
+            self.transport.close()
+
+
+def guarded(settings: Settings) -> type[GuardedH11]:
+    """The protocol class with ``settings``' deadlines."""
+    return type(
+        "FoldlineH11",
+        (GuardedH11,),
+        {"header_timeout": settings.header_timeout, "body_timeout": settings.body_timeout},
+    )
+
+
+class RedactSecrets(logging.Filter):
+    """Replace a token in a logged address (``?token=…``) with ``[redacted]``."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and record.args:
+            record.args = tuple(redact(a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        return True
+
+
+def redact(text: str) -> str:
+    return SECRET_QUERY.sub(r"\1[redacted]", text)
+
+
+class HoldRepeats(logging.Filter):
+    """Let the same message template through at most ``burst`` times per ``window`` seconds;
+    the next line after a window says how many were held back."""
+
+    def __init__(self, burst: int = 20, window: float = 10.0) -> None:
+        super().__init__()
+        self.burst, self.window = burst, window
+        self.seen: dict[tuple[str, str], list[float]] = {}  # key -> [window start, count]
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        key = (record.name, str(record.msg))
+        now = time.monotonic()
+        start, count = self.seen.get(key, (now, 0))
+        if now - start >= self.window:
+            held = count - self.burst
+            if held > 0:
+                record.msg = f"{record.msg} (and {held} more like it held back)"
+            start, count = now, 0
+        self.seen[key] = [start, count + 1]
+        if len(self.seen) > 10_000:  # a flood of distinct messages must not grow this for ever
+            self.seen.clear()
+        return count < self.burst
+
+
+def install_log_filters() -> None:
+    """Redact secrets and hold back repeats on every handler that Foldline and uvicorn log to."""
+    for name in ("", "foldline", "uvicorn", "uvicorn.error", "uvicorn.access"):
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, RedactSecrets) for f in handler.filters):
+                handler.addFilter(RedactSecrets())
+                handler.addFilter(HoldRepeats())
+
+
+def raise_open_file_limit(wanted: int) -> int:
+    """Raise this process's open-file limit toward ``wanted`` (within the hard limit); the limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass
+    return int(soft)
+
+
+def config(app: Any, settings: Settings, host: str, port: int, **extra: Any) -> uvicorn.Config:
+    """The uvicorn configuration ``foldline serve`` runs (and the tests run the same)."""
+    files = raise_open_file_limit(settings.max_connections + 256)
+    connections = min(settings.max_connections, max(files - 64, 16))
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=guarded(settings),
+        timeout_keep_alive=int(settings.keep_alive),
+        limit_concurrency=connections,
+        h11_max_incomplete_event_size=64 * 1024,
+        **extra,
+    )
+
+
+class Server(uvicorn.Server):
+    """uvicorn's server, with Foldline's log filters installed once its logging is set up."""
+
+    async def startup(self, sockets: Any = None) -> None:
+        install_log_filters()
+        await super().startup(sockets)

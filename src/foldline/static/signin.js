@@ -1,0 +1,22 @@
+// A sign-in link carries its token after "#": it never reaches a server or a log. Move it into
+// the form and drop it from the address; sign in at once unless this browser is already signed
+// in as someone, in which case the person confirms (a link cannot silently swap sessions).
+const form = document.getElementById("signin");
+const found = /(?:^#|&)token=([^&]*)/.exec(location.hash);
+if (form && found) {
+  history.replaceState(null, "", location.pathname + location.search);
+  let token = "";
+  try {
+    token = decodeURIComponent(found[1]);
+  } catch {
+    token = "";
+  }
+  form.elements.namedItem("token").value = token;
+  const current = form.querySelector("[data-current]");
+  if (current) {
+    current.insertAdjacentText("beforeend", " The link you followed holds a token: sign in to use it instead.");
+    form.querySelector("button[type=submit]").focus();
+  } else if (token) {
+    form.requestSubmit();
+  }
+}

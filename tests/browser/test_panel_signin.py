@@ -1,0 +1,59 @@
+"""Sign-in and sign-out cannot be forced from another site, and a sign-in link's token never
+travels to the server in an address."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from playwright.sync_api import Page, Request, expect
+
+from .conftest import Panel
+
+
+def cookie(page: Page) -> str | None:
+    found = [c["value"] for c in page.context.cookies() if c["name"] == "foldline_token"]
+    return found[0] if found else None
+
+
+def test_a_sign_in_link_keeps_its_token_out_of_every_request(page: Page, panel: Panel) -> None:
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url))
+    page.goto(f"/signin#token={panel.token}")
+    page.wait_for_selector("body[data-ready]")
+    assert cookie(page) == panel.token
+    assert not [url for url in sent if panel.token in url]
+    assert "#" not in page.url
+
+
+def test_a_link_from_another_site_does_not_swap_a_session_without_asking(signed_in: Page, panel: Panel) -> None:
+    mallory = panel.transcripts.create_account("mallory")
+    posted: list[Request] = []
+    signed_in.on("request", lambda r: posted.append(r) if r.method == "POST" else None)
+    signed_in.goto(f"/signin#token={mallory['token']}")
+    expect(signed_in.locator("[data-current]")).to_contain_text("signed in as alice")
+    signed_in.wait_for_timeout(300)  # time for a script that would submit on its own (it must not)
+    assert posted == [] and cookie(signed_in) == panel.token
+    assert "#" not in signed_in.url  # the token left the address bar all the same
+    signed_in.click("button[type=submit]")  # the person confirms: now, and only now, mallory
+    signed_in.wait_for_selector("body[data-ready]")
+    assert cookie(signed_in) == mallory["token"]
+
+
+def test_sign_in_and_sign_out_posted_from_another_site_are_refused(panel: Panel) -> None:
+    evil = {"Origin": "http://evil.example", "Content-Type": "application/x-www-form-urlencoded"}
+    signin = httpx.post(f"{panel.url}/signin", content=f"token={panel.token}", headers=evil)
+    assert signin.status_code == 403 and "foldline_token" not in signin.cookies
+    cross = {"Sec-Fetch-Site": "cross-site", "Content-Type": "application/x-www-form-urlencoded"}
+    signin = httpx.post(f"{panel.url}/signin", content=f"token={panel.token}", headers=cross)
+    assert signin.status_code == 403 and "foldline_token" not in signin.cookies
+    signout = httpx.post(f"{panel.url}/signout", headers=evil, cookies={"foldline_token": panel.token})
+    assert signout.status_code == 303 and "foldline_token" not in signout.headers.get("set-cookie", "")
+
+
+def test_a_link_to_sign_out_only_shows_the_button(signed_in: Page, panel: Panel) -> None:
+    signed_in.goto("/signout")
+    assert cookie(signed_in) == panel.token
+    signed_in.click("#signout")
+    expect(signed_in).to_have_url(re.compile(r"/signin"))
+    assert cookie(signed_in) is None

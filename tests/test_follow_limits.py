@@ -1,0 +1,102 @@
+"""Live follow under load: a long catch-up comes in batches, idle streams cost one query per poll
+for the whole process, and a follower who loses access stops receiving."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import httpx
+import orjson
+from conftest import World
+from core_helpers import add_member, put, user
+from sqlalchemy import event
+
+from foldline.store import Store
+from foldline.transcripts import Transcripts
+
+
+def stream_lines(world: World, token: str, path: str, **params: str) -> Iterator[str]:
+    headers = {"Authorization": f"Bearer {token}"}
+    with httpx.stream("GET", f"{world.url}{path}", params=params, headers=headers, timeout=30) as response:
+        assert response.status_code == 200
+        yield from response.iter_lines()
+
+
+def test_a_long_catch_up_arrives_whole_and_in_order(world: World, transcripts: Transcripts) -> None:
+    for n in range(450):  # more than two batches
+        message = user(f"m{n}")
+        transcripts.put_message(world.alice_id, world.agent, message["id"], message)
+    seqs, texts = [], []
+    for line in stream_lines(world, world.alice_token, f"/api/agents/{world.agent}/events", since="0"):
+        if line.startswith("id: "):
+            seqs.append(int(line[4:]))
+        elif line.startswith("data: "):
+            texts.append(orjson.loads(line[6:])["parts"][0]["text"])
+            if len(texts) == 450:
+                break
+    assert texts == [f"m{n}" for n in range(450)] and seqs == sorted(seqs) and len(set(seqs)) == 450
+
+
+def test_a_member_taken_out_of_the_workspace_stops_receiving(world: World, transcripts: Transcripts) -> None:
+    bob = add_member(transcripts, world.workspace, "bob")
+    received: list[str] = []
+    ended = threading.Event()
+
+    def follow() -> None:
+        for line in stream_lines(world, bob["token"], f"/api/agents/{world.agent}/events"):
+            if line.startswith("data: "):
+                received.append(line)
+        ended.set()
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    put(world.alice, world.agent, user("bob may read this"))
+    deadline = time.monotonic() + 20
+    while not received and time.monotonic() < deadline:
+        time.sleep(0.05)
+    transcripts.remove_member(world.workspace, bob["id"])
+    assert ended.wait(20), "the stream of a removed member must end"
+    put(world.alice, world.agent, user("bob may not read this"))
+    assert len(received) == 1 and "bob may read this" in received[0]
+
+
+@contextmanager
+def counted(store: Store) -> Iterator[list[str]]:
+    seen: list[str] = []
+
+    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
+        seen.append(statement)
+
+    event.listen(store.engine, "before_cursor_execute", count)
+    try:
+        yield seen
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count)
+
+
+def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(world: World, store: Store) -> None:
+    """20 idle followers, 1 s, polls every 0.2 s: a handful of statements, not one per stream per poll."""
+    opened = threading.Barrier(21, timeout=30)
+    stop = threading.Event()
+
+    def follow() -> None:
+        for line in stream_lines(world, world.alice_token, f"/api/agents/{world.agent}/events"):
+            if line.startswith("retry:"):
+                opened.wait()
+            if stop.is_set():
+                return
+
+    followers = [threading.Thread(target=follow, daemon=True) for _ in range(20)]
+    for f in followers:
+        f.start()
+    opened.wait()
+    with counted(store) as statements:
+        time.sleep(1.0)
+    stop.set()
+    put(world.alice, world.agent, user("wake up and leave"))
+    for f in followers:
+        f.join(20)
+    assert len(statements) <= 40, statements  # a poll per stream would make 200 (BEGIN and SELECT)
