@@ -29,7 +29,6 @@ from .schema import (
     workspaces,
 )
 
-
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
 
 
