@@ -21,11 +21,10 @@ from foldline.transcripts import Transcripts
 def second_server(store: Store, settings: Settings) -> Iterator[ServerThread]:
     """Another server process's view: its own app, hub and connections, the same database.
 
-    On PostgreSQL it polls only every 30 s, so only a cross-process notice wakes it in time;
-    SQLite has no such notices, and its followers poll.
+    It polls only every 30 s, so only a cross-process notice wakes it in time: PostgreSQL's
+    NOTIFY, or on SQLite the operating system's word that the write-ahead log changed.
     """
-    poll = 30.0 if settings.db.startswith("postgresql") else 0.2
-    other = Transcripts(type(store)(store.url), settings=Settings(db=settings.db, poll_seconds=poll))
+    other = Transcripts(type(store)(store.url), settings=Settings(db=settings.db, poll_seconds=30.0))
     with ServerThread(other) as running:
         yield running
     other.close()
@@ -64,7 +63,7 @@ def test_a_write_through_one_server_reaches_a_follower_on_another(world: World, 
         {"type": "tool-bash", "toolCallId": "c1", "state": "output-available", "input": {"command": "make"},
          "output": big},
     ]})
-    follower.join(25)
+    follower.join(10)  # well before the stream's 15 s heartbeat, which would look again by itself
     assert found, "the follower on the other server saw nothing"
     data = found[0]["data"]
     assert isinstance(data, dict) and data["id"] == message_id

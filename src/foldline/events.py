@@ -2,10 +2,11 @@
 
 A write in this process wakes its followers at once. On PostgreSQL, a write by another process
 (another ``foldline serve``, ``foldline import --watch``) wakes them through ``LISTEN``/``NOTIFY``
-(``Transcripts.listen``). For writes no notice announces (SQLite has none), the :class:`Hub`
-looks once every ``poll_seconds`` at the write counters of every followed conversation, in one
-query for the whole process however many streams are open, and wakes the followers of those
-that moved. An idle stream costs nothing but its socket until its next heartbeat.
+(``Transcripts.listen``). On SQLite, which has no notices, the store watches its write-ahead
+log and says that *something* was written; the :class:`Hub` then looks at once at the write
+counters of every followed conversation, in one query for the whole process however many streams
+are open, and wakes the followers of those that moved. It also looks every ``poll_seconds``, in
+case a notice was lost. An idle stream costs nothing but its socket until its next heartbeat.
 
 A stream sends what it owes in batches (a catch-up of 100,000 messages starts at once and never
 holds them all), and checks its follower's access each time it wakes and at every heartbeat, so
@@ -25,7 +26,7 @@ from typing import Any
 import orjson
 from starlette.concurrency import run_in_threadpool
 
-from .store import EVERYONE
+from .store import EVERYONE, SOMETHING
 
 HEARTBEAT_SECONDS = 15.0
 BATCH = 200  # messages sent per look at the store
@@ -42,10 +43,15 @@ class Hub:
         self._seqs = seqs
         self._poll_seconds = poll_seconds
         self._known: dict[str, int] = {}
+        self._look: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def notify(self, conversation_id: str) -> None:
         if conversation_id == EVERYONE:
             self.notify_all()
+            return
+        if conversation_id == SOMETHING:
+            self.look_now()
             return
         with self._lock:
             waiters = list(self._waiters.get(conversation_id, ()))
@@ -79,12 +85,23 @@ class Hub:
         with self._lock:
             return list(self._waiters)
 
+    def look_now(self) -> None:
+        """Make the poller look at once (from any thread)."""
+        if self._loop is not None and self._look is not None:
+            self._loop.call_soon_threadsafe(self._look.set)
+
     async def poll(self) -> None:
-        """Until cancelled: one look per interval at every followed conversation's write counter."""
+        """Until cancelled: a look at every followed conversation's write counter, when told that
+        something was written and at least once per interval."""
         if self._seqs is None:
             return
+        self._loop, self._look = asyncio.get_running_loop(), asyncio.Event()
         while True:
-            await asyncio.sleep(self._poll_seconds)
+            try:
+                await asyncio.wait_for(self._look.wait(), self._poll_seconds)
+            except TimeoutError:
+                pass
+            self._look.clear()
             ids = self.followed()
             if not ids:
                 self._known.clear()

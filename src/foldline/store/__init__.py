@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from .base import EVERYONE, Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .base import EVERYONE, SOMETHING, Conversation, MessageRow, StaleWrite, Store, StoredPart
 from .url import normalize_url, sqlite_file
 
 __all__ = [
     "EVERYONE",
+    "SOMETHING",
     "Conversation",
     "MessageRow",
     "StaleWrite",

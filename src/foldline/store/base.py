@@ -30,6 +30,7 @@ from .schema import (
 )
 
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
+SOMETHING = "?"  # said when some write happened, it is not known where: live follow looks at once
 
 
 def now() -> str:

@@ -7,15 +7,20 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 
 from __future__ import annotations
 
+import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import watchfiles
 from sqlalchemy import Connection, create_engine, event
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .base import Store
+from .base import SOMETHING, Store
+
+log = logging.getLogger("foldline")
 
 
 class SQLiteStore(Store):
@@ -35,6 +40,35 @@ class SQLiteStore(Store):
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
+
+    def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Say ``SOMETHING`` when another process writes to this file: SQLite has no notices, but
+        every commit writes its write-ahead log, and the operating system tells who watches it."""
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            return lambda: None
+        stop = threading.Event()
+        thread = threading.Thread(
+            target=_watch_log, args=(Path(database), callback, stop), daemon=True, name="foldline-wal-watch"
+        )
+        thread.start()
+        return stop.set
+
+
+def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
+    names = {database.name, database.name + "-wal"}
+
+    def ours(change: watchfiles.Change, path: str) -> bool:
+        return Path(path).name in names
+
+    try:
+        watching = watchfiles.watch(
+            database.parent, watch_filter=ours, stop_event=stop, debounce=10, step=10, recursive=False
+        )
+        for _ in watching:
+            callback(SOMETHING)
+    except Exception:  # without it, live follow still finds other processes' writes by polling
+        log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
 
 
 def _on_connect(dbapi_conn: Any, synchronous: str) -> None:
