@@ -17,6 +17,8 @@ import httpx
 import pytest
 from servers import free_port
 
+from foldline import Client
+
 
 def read_until(stream: IO[str], marker: str, seconds: float) -> str:
     """What the server prints up to the line holding ``marker``; fails after ``seconds``."""
@@ -33,9 +35,13 @@ def read_until(stream: IO[str], marker: str, seconds: float) -> str:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
+    yield from serve(tmp_path)
+
+
+def serve(tmp_path: Path, *options: str) -> Iterator[tuple[str, str, Path]]:
     port = free_port()
     env = {**os.environ, "HOME": str(tmp_path / "home"), "FOLDLINE_DB": ""}
-    command = [sys.executable, "-m", "foldline.cli", "serve", "--port", str(port), "--no-import"]
+    command = [sys.executable, "-m", "foldline.cli", "serve", "--port", str(port), "--no-import", *options]
     proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert proc.stdout is not None
     try:
@@ -43,12 +49,12 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, Path]]:
         found = re.search(r"(http://127\.0\.0\.1:\d+)/signin#token=(\S+)", printed)
         assert found, printed
         base, token = found.groups()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60
         while True:
             try:
-                httpx.get(base + "/api/openapi.json", timeout=1)
+                httpx.get(base + "/api/openapi.json", timeout=1).raise_for_status()
                 break
-            except httpx.TransportError:
+            except httpx.HTTPError:
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
@@ -75,3 +81,20 @@ def test_serve_without_a_token_is_401(served: tuple[str, str, Path]) -> None:
     response = httpx.get(base + "/api/me")
     assert response.status_code == 401
     assert response.json() == {"error": {"code": "unauthorized", "message": "a valid bearer token is required"}}
+
+
+def test_workers_share_one_port_and_follow_each_others_writes(tmp_path: Path) -> None:
+    """Two worker processes on SQLite: every write, whichever worker takes it, reaches a follower
+    on either worker well before the stream's 15 s heartbeat would look again by itself."""
+    for base, token, _ in serve(tmp_path, "--workers", "2"):
+        with Client(base, token) as client:
+            workspace = client.me()["workspaces"][0]["id"]
+            agent = client.create_agent(workspace, title="two workers")["id"]
+            with client.events(agent) as events:
+                for n in range(6):  # each write on a new connection, so the kernel spreads them
+                    with Client(base, token) as writer:
+                        writer.put_message(agent, {"role": "user", "parts": [{"type": "text", "text": f"w{n}"}]})
+                    started = time.monotonic()
+                    seq, message = next(events)
+                    assert message["parts"] == [{"type": "text", "text": f"w{n}"}]
+                    assert time.monotonic() - started < 10, "a write reached the follower only by polling"

@@ -19,6 +19,7 @@ from . import __version__, panel, routes
 from .errors import BadRequest, FoldlineError, NotFound, error_body
 from .events import Hub
 from .limits import BodyLimit
+from .settings import Settings
 from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
@@ -118,3 +119,11 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.include_router(routes.router)
     panel.mount(app)
     return app
+
+
+def from_environment() -> FastAPI:
+    """The app on the settings of the environment (``FOLDLINE_*``): what each ``--workers`` process runs."""
+    from .serving import install_log_filters
+
+    install_log_filters()
+    return create_app(Transcripts.open(Settings()))

@@ -143,15 +143,21 @@ def raise_open_file_limit(wanted: int) -> int:
     return int(soft)
 
 
+# The protocol of worker processes (``--workers``), which read their settings from the environment.
+WorkerH11 = guarded(Settings())
+
+
 def config(app: Any, settings: Settings, host: str, port: int, **extra: Any) -> uvicorn.Config:
-    """The uvicorn configuration ``foldline serve`` runs (and the tests run the same)."""
+    """The uvicorn configuration ``foldline serve`` runs (and the tests run the same). ``app`` is
+    the app, or with ``workers=N`` an app factory's import string (each worker makes its own)."""
     files = raise_open_file_limit(settings.max_connections + 256)
     connections = min(settings.max_connections, max(files - 64, 16))
+    workers = extra.get("workers") or 1
     return uvicorn.Config(
         app,
         host=host,
         port=port,
-        http=guarded(settings),
+        http=guarded(settings) if workers == 1 else "foldline.serving:WorkerH11",
         timeout_keep_alive=int(settings.keep_alive),
         limit_concurrency=connections,
         h11_max_incomplete_event_size=64 * 1024,
@@ -165,3 +171,15 @@ class Server(uvicorn.Server):
     async def startup(self, sockets: Any = None) -> None:
         install_log_filters()
         await super().startup(sockets)
+
+
+def run(app: Any, settings: Settings, host: str, port: int, workers: int = 1, **extra: Any) -> None:
+    """Serve until stopped: in this process, or with ``workers > 1`` in that many processes
+    sharing one socket (``app`` is then an app factory's import string)."""
+    if workers == 1:
+        Server(config(app, settings, host, port, **extra)).run()
+        return
+    from uvicorn.supervisors import Multiprocess
+
+    cfg = config(app, settings, host, port, factory=True, workers=workers, **extra)
+    Multiprocess(cfg, sockets=[cfg.bind_socket()]).run()  # each worker's app installs the log filters

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import click
 
@@ -22,7 +23,10 @@ from .common import db_option
 @click.option("--port", default=8765, show_default=True, type=int)
 @click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
 @click.option("--no-import", is_flag=True, help="Do not import local sessions or samples on first run.")
-def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
+@click.option(
+    "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the app."
+)
+def serve(db: str, host: str, port: int, watch: bool, no_import: bool, workers: int) -> None:
     """Run the service (the API and the panel)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = Settings(db=db)
@@ -34,14 +38,25 @@ def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
             if first is not None:
                 click.echo(first.line())
         background = watchers(transcripts, local) if watch else []
-        app = create_app(transcripts, background)
         base = f"http://{host}:{port}"
         click.echo(f"Foldline on {settings.db}")
         click.echo(f"  panel  {base}/signin#token={local.token}")
         click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
         click.echo(f"  spec   {base}/api/openapi.json")
         click.echo(f"  local workspace {local.workspace_id}")
-        serving.Server(serving.config(app, settings, host, port, log_level="info")).run()
+        if workers == 1:
+            serving.run(create_app(transcripts, background), settings, host, port, log_level="info")
+            return
+        # Each worker opens the store itself (from the environment); this process supervises them
+        # and runs the folder watcher, whose writes reach every worker's followers.
+        os.environ["FOLDLINE_DB"] = settings.db
+        for work in background:
+            work.start()
+        try:
+            serving.run("foldline.app:from_environment", settings, host, port, workers, log_level="info")
+        finally:
+            for work in background:
+                work.stop()
     finally:
         transcripts.close()
 
