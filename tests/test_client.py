@@ -27,9 +27,9 @@ def test_every_public_method_works(world: World) -> None:
     assert world.alice.messages(world.agent, limit=1, before=page["next"])["messages"] == [first]
     assert [m["id"] for m in world.alice.iter_messages(world.agent, cut=True, page_size=1)] == [reply["id"],
                                                                                                first["id"]]
-    assert world.alice.agent_part(world.agent, reply["id"], 0)["output"] == BIG_OUTPUT
+    assert world.alice.part(world.agent, reply["id"], 0)["output"] == BIG_OUTPUT
     sub = put(world.alice, world.agent, user("worker"), call="w")
-    assert world.alice.subagent_part(world.agent, "w", sub["id"], 0) == {"type": "text", "text": "worker"}
+    assert world.alice.part(world.agent, sub["id"], 0, call="w") == {"type": "text", "text": "worker"}
     assert world.alice.end_turn(world.agent) == {"message": reply["id"], "ended": []}
     assert world.alice.end_turn(world.agent, call="w") == {"message": None, "ended": []}
 
