@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
@@ -40,11 +39,11 @@ def test_errors_arrive_as_their_classes(world: World, transcripts: Transcripts) 
     with pytest.raises(Invalid) as invalid:
         world.alice.put_message(world.agent, {"id": user("x")["id"], "role": "user", "parts": [{"type": "nope"}]})
     assert invalid.value.where == "parts[0].type" and invalid.value.status == 422
-    with Client(world.url, "fl_wrong") as stranger, pytest.raises(Unauthorized):
+    with world.client("fl_wrong") as stranger, pytest.raises(Unauthorized):
         stranger.me()
     member = transcripts.create_account("carol")
     transcripts.add_member(world.workspace, member["id"])
-    with Client(world.url, member["token"]) as carol, pytest.raises(Forbidden):
+    with world.client(member["token"]) as carol, pytest.raises(Forbidden):
         carol.put_message(world.agent, user("x"))
     with pytest.raises(PayloadTooLarge):
         world.alice.put_message(world.agent, user("x" * (9 * 1024 * 1024)))
@@ -62,7 +61,7 @@ def test_a_message_without_an_id_gets_one_and_is_stored(world: World) -> None:
 
 
 def test_a_trailing_slash_is_not_found_not_a_redirect(world: World) -> None:
-    response = httpx.put(f"{world.url}/api/agents/{world.agent}/messages/", json={},
+    response = world.http.put(f"/api/agents/{world.agent}/messages/", json={},
                          headers={"Authorization": f"Bearer {world.alice_token}"})
     assert response.status_code == 404
 

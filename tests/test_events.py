@@ -13,10 +13,15 @@ from foldline import BadRequest, Client, NotFound
 from foldline.client import Message
 
 
-def frames(client: Client, agent: str, count: int, *, call: str | None = None,
+def live(world: World, token: str) -> Client:
+    """A client over a real socket: an event stream never ends, so it cannot run in process."""
+    return Client(world.url, token)
+
+
+def frames(world: World, agent: str, count: int, *, call: str | None = None,
            since: int | None = None) -> list[tuple[int, Message]]:
-    """The first ``count`` messages of the agent's (or subagent's) event stream."""
-    with client.events(agent, call=call, since=since) as events:
+    """The first ``count`` messages of the agent's (or subagent's) event stream, read as alice."""
+    with live(world, world.alice_token) as client, client.events(agent, call=call, since=since) as events:
         return list(itertools.islice(events, count))
 
 
@@ -24,7 +29,7 @@ def test_messages_after_since_arrive_in_cut_form_with_their_seq(world: World) ->
     put(world.alice, world.agent, user("before"))
     since = world.alice.messages(world.agent)["seq"]
     message = put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
-    [(seq, data)] = frames(world.alice, world.agent, 1, since=since)
+    [(seq, data)] = frames(world, world.agent, 1, since=since)
     assert seq == since + 1
     assert data == world.alice.messages(world.agent, cut=True, limit=1)["messages"][0]
     assert data["id"] == message["id"] and "output" not in data["parts"][0]  # type: ignore[index]
@@ -33,7 +38,7 @@ def test_messages_after_since_arrive_in_cut_form_with_their_seq(world: World) ->
 def test_a_subagents_events_carry_its_own_messages(world: World) -> None:
     put(world.alice, world.agent, user("parent"))
     sub = put(world.alice, world.agent, user("in the worker"), call="call-7")
-    [(seq, data)] = frames(world.alice, world.agent, 1, call="call-7", since=0)
+    [(seq, data)] = frames(world, world.agent, 1, call="call-7", since=0)
     assert (seq, data) == (1, sub)
 
 
@@ -45,7 +50,8 @@ def test_a_bad_since_is_400(world: World, since: str) -> None:
 
 
 def test_a_write_after_events_returns_arrives_and_a_rewrite_arrives_again(world: World) -> None:
-    with world.alice.events(world.agent, since=world.alice.messages(world.agent)["seq"]) as events:
+    since = world.alice.messages(world.agent)["seq"]
+    with live(world, world.alice_token) as client, client.events(world.agent, since=since) as events:
         first = put(world.alice, world.agent, user("after the stream opened"))
         assert next(events) == (1, first)
         again = {**first, "parts": [{"type": "text", "text": "written again"}]}
@@ -54,8 +60,8 @@ def test_a_write_after_events_returns_arrives_and_a_rewrite_arrives_again(world:
 
 
 def test_events_raise_the_documented_errors(world: World) -> None:
-    with pytest.raises(NotFound):
-        world.bob.events(world.agent)
-    with pytest.raises(BadRequest) as bad:
-        world.alice.events(world.agent, since=-1)
+    with live(world, world.bob_token) as bob, pytest.raises(NotFound):
+        bob.events(world.agent)
+    with live(world, world.alice_token) as alice, pytest.raises(BadRequest) as bad:
+        alice.events(world.agent, since=-1)
     assert bad.value.where == "since"

@@ -6,7 +6,7 @@ import pytest
 from conftest import World
 from core_helpers import add_member, assistant, bash, put, text, user
 
-from foldline import Client, NotFound
+from foldline import NotFound
 from foldline.transcripts import Transcripts
 
 
@@ -39,7 +39,7 @@ def test_a_part_is_not_read_through_another_accounts_agent(world: World, transcr
 def test_a_members_agent_does_not_expose_the_owners_other_messages(world: World, transcripts: Transcripts) -> None:
     carol = add_member(transcripts, world.workspace, "carol")
     message = put(world.alice, world.agent, assistant([bash("alice's output")]))
-    with Client(world.url, carol["token"]) as client:
+    with world.client(carol["token"]) as client:
         carols = client.create_agent(world.workspace)["id"]
         with pytest.raises(NotFound):
             client.part(carols, str(message["id"]), 0)

@@ -14,8 +14,8 @@ started with that tool call) instead of the agent's own.
 
 Every method raises a :mod:`foldline.errors` class on an error answer (``NotFound``,
 ``Invalid`` with ``where``, …) and ``TransportError`` when the server cannot be reached.
-Pass ``transport=httpx.ASGITransport(app)`` to talk to an app in the same process (all but
-:meth:`Client.events`, whose stream never ends: ASGITransport reads a body whole).
+``transport=`` takes any synchronous httpx transport (``httpx.HTTPTransport(retries=3)``, or a
+bridge to an app in the same process, as the tests' ``InProcess`` over ``httpx.ASGITransport``).
 """
 
 from __future__ import annotations
@@ -122,8 +122,8 @@ class Client:
     """A Foldline server, seen by one account (its bearer token).
 
     ``base_url`` is the server's root (``http://127.0.0.1:8765``). ``transport`` replaces
-    httpx's (``httpx.ASGITransport(app)`` for an app in this process); ``timeout`` bounds each
-    request in seconds. Use it as a context manager, or call :meth:`close`.
+    httpx's (a synchronous ``httpx.BaseTransport``); ``timeout`` bounds each request in seconds.
+    Use it as a context manager, or call :meth:`close`.
     """
 
     def __init__(
