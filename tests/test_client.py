@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
 from servers import free_port
 
 from foldline import Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
+from foldline import client as types
 from foldline.transcripts import Transcripts
 
 
@@ -70,3 +73,32 @@ def test_iter_messages_reads_newest_first(world: World) -> None:
     ids = [world.alice.put_message(world.agent, {"role": "user", "parts": [{"type": "text", "text": str(n)}]})["id"]
            for n in range(5)]
     assert [m["id"] for m in world.alice.iter_messages(world.agent, page_size=2)] == ids[::-1]
+
+
+def keys_of(shape: Any) -> tuple[set[str], set[str]]:
+    return set(shape.__required_keys__), set(shape.__required_keys__ | shape.__optional_keys__)
+
+
+def fits(value: Any, shape: Any) -> bool:
+    """The answer has every required key of its TypedDict and no key it does not name."""
+    required, allowed = keys_of(shape)
+    return isinstance(value, dict) and required <= set(value) <= allowed
+
+
+def test_the_answers_have_the_shapes_the_client_types_name(world: World) -> None:
+    me = world.alice.me()
+    assert fits(me, types.Me) and all(fits(w, types.Workspace) for w in me["workspaces"])
+    assert fits(world.alice.create_agent(world.workspace, title="t"), types.Agent)
+    assert fits(world.alice.agent(world.agent), types.Agent)
+    assert all(fits(a, types.AgentSummary) for a in world.alice.agents(world.workspace))
+    assert fits(world.alice.put_message(world.agent, user("go")), types.WriteResult)
+    world.alice.put_message(world.agent, assistant([bash(BIG_OUTPUT)]))
+    page = world.alice.messages(world.agent, cut=True)
+    assert fits(page, types.Page) and all(fits(m, types.Message) for m in page["messages"])
+    assert all(fits(c, types.CutPart) for c in page["messages"][-1]["cutParts"])
+    assert fits(world.alice.end_turn(world.agent), types.TurnEnd)
+
+
+def test_events_on_a_closed_port_are_a_transport_error() -> None:
+    with Client(f"http://127.0.0.1:{free_port()}", "fl_x", timeout=5) as client, pytest.raises(TransportError):
+        client.events("agent")

@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any, NotRequired, TypedDict
+from typing import Any, TypedDict
 from urllib.parse import quote
 
 import httpx
@@ -78,15 +78,19 @@ class CutPart(TypedDict):
     tail: str
 
 
-class Message(TypedDict):
-    """An AI SDK UIMessage as read back. Keys the writer added are kept (``metadata``, …);
-    a cut read adds ``cutParts`` for the parts it sent without their big field."""
-
+class _MessageKeys(TypedDict):
     id: str
     role: str
     parts: list[Part]
-    metadata: NotRequired[Any]
-    cutParts: NotRequired[list[CutPart]]
+
+
+class Message(_MessageKeys, total=False):
+    """An AI SDK UIMessage as read back (``id``, ``role`` and ``parts`` always). Keys the writer
+    added are kept (``metadata``, …); a cut read adds ``cutParts`` for the parts it sent without
+    their big field."""
+
+    metadata: Any
+    cutParts: list[CutPart]
 
 
 class Page(TypedDict):
