@@ -1,4 +1,4 @@
-"""Fixtures: a real SQLite file and a real PostgreSQL database, the real app over real HTTP.
+"""Fixtures: a real SQLite file and a real PostgreSQL database, the real app in process and over real HTTP.
 
 PostgreSQL is found at ``FOLDLINE_TEST_PG`` (default ``postgresql://postgres@127.0.0.1:5432/test``);
 each run makes a fresh database there and drops it afterwards.
@@ -12,17 +12,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import psycopg
 import pytest
-from servers import ServerThread
+from servers import InProcess, ServerThread
 
 from foldline import Client
+from foldline.app import create_app
 from foldline.settings import Settings
 from foldline.store import Store, open_store
 from foldline.transcripts import Transcripts
 
 PG_ADMIN = os.environ.get("FOLDLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgres"]
+IN_PROCESS_URL = "http://foldline.test"
 
 
 @pytest.fixture(scope="session")
@@ -76,9 +79,21 @@ def server(transcripts: Transcripts) -> Iterator[ServerThread]:
         yield running
 
 
+@pytest.fixture(scope="session")
+def in_process(transcripts: Transcripts) -> Iterator[InProcess]:
+    """The app in this process, no socket: what most API tests talk to."""
+    transport = InProcess(create_app(transcripts))
+    yield transport
+    transport.stop()
+
+
 @dataclass
 class World:
-    """Two accounts: ``alice`` owns a workspace and an agent in it; ``bob`` is in neither."""
+    """Two accounts: ``alice`` owns a workspace and an agent in it; ``bob`` is in neither.
+
+    ``alice`` and ``bob`` talk to the app in this process; ``url`` is a real server on the same
+    database, for what needs a socket (event streams, raw HTTP, a second client).
+    """
 
     url: str
     alice: Client
@@ -89,14 +104,24 @@ class World:
     bob_token: str
     workspace: str
     agent: str
+    http: httpx.Client
+    transport: InProcess
+
+    def client(self, token: str) -> Client:
+        """Another account's client, in process too."""
+        return Client(IN_PROCESS_URL, token, transport=self.transport)
 
 
 @pytest.fixture
-def world(server: ServerThread, transcripts: Transcripts) -> Iterator[World]:
+def world(server: ServerThread, in_process: InProcess, transcripts: Transcripts) -> Iterator[World]:
     alice = transcripts.create_account("alice")
     bob = transcripts.create_account("bob")
     workspace = transcripts.create_workspace("team", [alice["id"]])
-    with Client(server.url, alice["token"]) as a, Client(server.url, bob["token"]) as b:
+    with (
+        Client(IN_PROCESS_URL, alice["token"], transport=in_process) as a,
+        Client(IN_PROCESS_URL, bob["token"], transport=in_process) as b,
+        httpx.Client(base_url=IN_PROCESS_URL, transport=in_process) as http,
+    ):
         agent = a.create_agent(workspace["id"], title="fix the build")
         ids = (alice["id"], bob["id"], alice["token"], bob["token"], workspace["id"], agent["id"])
-        yield World(server.url, a, b, *ids)
+        yield World(server.url, a, b, *ids, http, in_process)

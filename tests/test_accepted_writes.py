@@ -95,4 +95,4 @@ def test_unknown_keys_and_every_sdk_shape_round_trip(world: World) -> None:
     assert world.alice.messages(world.agent)["messages"] == [message]
     assert world.alice.messages(world.agent, cut=True)["messages"] == [message]
     for index, part in enumerate(message["parts"]):
-        assert world.alice.agent_part(world.agent, str(message["id"]), index) == part
+        assert world.alice.part(world.agent, str(message["id"]), index) == part

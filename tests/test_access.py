@@ -7,7 +7,7 @@ import pytest
 from conftest import World
 from core_helpers import add_member, new_id, put, user
 
-from foldline import Client, Forbidden
+from foldline import Forbidden
 from foldline.transcripts import Transcripts
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "not found"}}
@@ -16,21 +16,21 @@ NOT_FOUND = {"error": {"code": "not_found", "message": "not found"}}
 def get(world: World, path: str, token: str | None = None, **headers: str) -> httpx.Response:
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    return httpx.get(f"{world.url}{path}", headers=headers)
+    return world.http.get(f"{path}", headers=headers)
 
 
 @pytest.mark.parametrize("header", [None, "", "Bearer", "Bearer nope", "Basic YWxpY2U6eA==", "fl_x"])
 def test_a_missing_or_bad_token_is_401(world: World, header: str | None) -> None:
     headers = {} if header is None else {"Authorization": header}
     for path in ["/api/me", f"/api/agents/{world.agent}/messages", f"/api/agents?workspace_id={world.workspace}"]:
-        response = httpx.get(f"{world.url}{path}", headers=headers)
+        response = world.http.get(f"{path}", headers=headers)
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "unauthorized"
 
 
 def test_a_write_without_a_token_is_401_and_stores_nothing(world: World) -> None:
     message = user("x")
-    response = httpx.put(f"{world.url}/api/agents/{world.agent}/messages/{message['id']}", json=message)
+    response = world.http.put(f"/api/agents/{world.agent}/messages/{message['id']}", json=message)
     assert response.status_code == 401
     assert world.alice.messages(world.agent)["messages"] == []
 
@@ -39,14 +39,14 @@ def test_the_cookie_works_for_reads_only(world: World) -> None:
     cookie = {"Cookie": f"foldline_token={world.alice_token}"}
     assert get(world, f"/api/agents/{world.agent}/messages", **cookie).status_code == 200
     message = user("x")
-    url = f"{world.url}/api/agents/{world.agent}/messages/{message['id']}"
-    assert httpx.put(url, json=message, headers=cookie).status_code == 401
+    url = f"/api/agents/{world.agent}/messages/{message['id']}"
+    assert world.http.put(url, json=message, headers=cookie).status_code == 401
 
 
 def test_members_read_and_only_the_owner_writes(world: World, transcripts: Transcripts) -> None:
     message = put(world.alice, world.agent, user("hello"))
     carol = add_member(transcripts, world.workspace, "carol")
-    with Client(world.url, carol["token"]) as client:
+    with world.client(carol["token"]) as client:
         assert client.messages(world.agent)["messages"] == [message]
         assert [a["id"] for a in client.agents(world.workspace)] == [world.agent]
         with pytest.raises(Forbidden):
@@ -99,14 +99,14 @@ def test_another_workspaces_agent_is_the_same_not_found(world: World) -> None:
                  f"/api/agents?workspace_id={world.workspace}"]:
         response = get(world, path, world.bob_token)
         assert (path, response.status_code, response.json()) == (path, 404, NOT_FOUND)
-    other = httpx.put(f"{world.url}{a}/messages/{new_id()}", json=user("x"),
+    other = world.http.put(f"{a}/messages/{new_id()}", json=user("x"),
                       headers={"Authorization": f"Bearer {world.bob_token}"})
     assert (other.status_code, other.json()) == (404, NOT_FOUND)
-    assert httpx.post(f"{world.url}{a}/turn-end", headers={"Authorization": f"Bearer {world.bob_token}"}).json() \
+    assert world.http.post(f"{a}/turn-end", headers={"Authorization": f"Bearer {world.bob_token}"}).json() \
         == NOT_FOUND
 
 
 def test_creating_an_agent_in_a_workspace_one_is_not_in_is_not_found(world: World) -> None:
-    response = httpx.post(f"{world.url}/api/agents", json={"workspace_id": world.workspace},
+    response = world.http.post("/api/agents", json={"workspace_id": world.workspace},
                           headers={"Authorization": f"Bearer {world.bob_token}"})
     assert (response.status_code, response.json()) == (404, NOT_FOUND)

@@ -14,7 +14,7 @@ from foldline.routes import router
 
 
 def test_every_route_is_in_the_openapi_document(world: World) -> None:
-    document = httpx.get(f"{world.url}/api/openapi.json").json()
+    document = world.http.get("/api/openapi.json").json()
     documented = {(path, method.upper()) for path, ops in document["paths"].items() for method in ops}
     routes = {(route.path, method) for route in router.routes for method in route.methods}  # type: ignore[attr-defined]
     assert routes <= documented
@@ -25,16 +25,16 @@ def test_every_route_is_in_the_openapi_document(world: World) -> None:
 
 def error_responses(world: World) -> list[httpx.Response]:
     auth = {"Authorization": f"Bearer {world.alice_token}"}
-    a = f"{world.url}/api/agents/{world.agent}"
+    a = f"/api/agents/{world.agent}"
     return [
-        httpx.get(f"{world.url}/api/me"),  # 401
-        httpx.get(f"{a}/messages", params={"limit": "x"}, headers=auth),  # 400
-        httpx.get(f"{world.url}/api/agents", headers=auth),  # 400, no workspace_id
-        httpx.get(f"{a}/nothing-here", headers=auth),  # 404
-        httpx.put(f"{a}/messages/{new_id()}", json={"role": "user", "parts": []}, headers=auth),  # 422
-        httpx.put(f"{a}/messages/{new_id()}", content=b"{", headers=auth),  # 400
-        httpx.delete(a, headers=auth),  # 405
-        httpx.post(f"{a}/messages", headers=auth),  # 405
+        world.http.get("/api/me"),  # 401
+        world.http.get(f"{a}/messages", params={"limit": "x"}, headers=auth),  # 400
+        world.http.get("/api/agents", headers=auth),  # 400, no workspace_id
+        world.http.get(f"{a}/nothing-here", headers=auth),  # 404
+        world.http.put(f"{a}/messages/{new_id()}", json={"role": "user", "parts": []}, headers=auth),  # 422
+        world.http.put(f"{a}/messages/{new_id()}", content=b"{", headers=auth),  # 400
+        world.http.delete(a, headers=auth),  # 405
+        world.http.post(f"{a}/messages", headers=auth),  # 405
     ]
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, text, thought, tool, user
 
@@ -54,9 +53,9 @@ def test_a_cut_page_carries_the_cut_output_and_thought_with_sizes_and_indexes(wo
 def test_a_cut_page_weighs_kilobytes(world: World) -> None:
     write_seed_page(world)
     headers = {"Authorization": f"Bearer {world.alice_token}"}
-    url = f"{world.url}/api/agents/{world.agent}/messages"
-    cut = httpx.get(url, params={"parts": "cut"}, headers=headers)
-    whole = httpx.get(url, headers=headers)
+    url = f"/api/agents/{world.agent}/messages"
+    cut = world.http.get(url, params={"parts": "cut"}, headers=headers)
+    whole = world.http.get(url, headers=headers)
     assert len(cut.content) < 40_000 < 2_000_000 < len(whole.content)
 
 

@@ -2,36 +2,34 @@
 
 from __future__ import annotations
 
+import itertools
+
 import httpx
-import orjson
 import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
 
+from foldline import BadRequest, Client, NotFound
+from foldline.client import Message
 
-def frames(world: World, path: str, count: int, **params: str) -> list[tuple[int, dict[str, object]]]:
-    """The first ``count`` message frames of the stream at ``path``."""
-    found: list[tuple[int, dict[str, object]]] = []
-    headers = {"Authorization": f"Bearer {world.alice_token}"}
-    with httpx.stream("GET", f"{world.url}{path}", params=params, headers=headers, timeout=20) as response:
-        assert response.status_code == 200
-        seq = None
-        for line in response.iter_lines():
-            if line.startswith("id: "):
-                seq = int(line[4:])
-            elif line.startswith("data: "):
-                assert seq is not None
-                found.append((seq, orjson.loads(line[6:])))
-                if len(found) == count:
-                    break
-    return found
+
+def live(world: World, token: str) -> Client:
+    """A client over a real socket: an event stream never ends, so it cannot run in process."""
+    return Client(world.url, token)
+
+
+def frames(world: World, agent: str, count: int, *, call: str | None = None,
+           since: int | None = None) -> list[tuple[int, Message]]:
+    """The first ``count`` messages of the agent's (or subagent's) event stream, read as alice."""
+    with live(world, world.alice_token) as client, client.events(agent, call=call, since=since) as events:
+        return list(itertools.islice(events, count))
 
 
 def test_messages_after_since_arrive_in_cut_form_with_their_seq(world: World) -> None:
     put(world.alice, world.agent, user("before"))
     since = world.alice.messages(world.agent)["seq"]
     message = put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
-    [(seq, data)] = frames(world, f"/api/agents/{world.agent}/events", 1, since=str(since))
+    [(seq, data)] = frames(world, world.agent, 1, since=since)
     assert seq == since + 1
     assert data == world.alice.messages(world.agent, cut=True, limit=1)["messages"][0]
     assert data["id"] == message["id"] and "output" not in data["parts"][0]  # type: ignore[index]
@@ -40,7 +38,7 @@ def test_messages_after_since_arrive_in_cut_form_with_their_seq(world: World) ->
 def test_a_subagents_events_carry_its_own_messages(world: World) -> None:
     put(world.alice, world.agent, user("parent"))
     sub = put(world.alice, world.agent, user("in the worker"), call="call-7")
-    [(seq, data)] = frames(world, f"/api/agents/{world.agent}/subagents/call-7/events", 1, since="0")
+    [(seq, data)] = frames(world, world.agent, 1, call="call-7", since=0)
     assert (seq, data) == (1, sub)
 
 
@@ -49,3 +47,21 @@ def test_a_bad_since_is_400(world: World, since: str) -> None:
     response = httpx.get(f"{world.url}/api/agents/{world.agent}/events", params={"since": since},
                          headers={"Authorization": f"Bearer {world.alice_token}"})
     assert response.status_code == 400 and response.json()["error"]["where"] == "since"
+
+
+def test_a_write_after_events_returns_arrives_and_a_rewrite_arrives_again(world: World) -> None:
+    since = world.alice.messages(world.agent)["seq"]
+    with live(world, world.alice_token) as client, client.events(world.agent, since=since) as events:
+        first = put(world.alice, world.agent, user("after the stream opened"))
+        assert next(events) == (1, first)
+        again = {**first, "parts": [{"type": "text", "text": "written again"}]}
+        world.alice.put_message(world.agent, again)
+        assert next(events) == (2, again)
+
+
+def test_events_raise_the_documented_errors(world: World) -> None:
+    with live(world, world.bob_token) as bob, pytest.raises(NotFound):
+        bob.events(world.agent)
+    with live(world, world.alice_token) as alice, pytest.raises(BadRequest) as bad:
+        alice.events(world.agent, since=-1)
+    assert bad.value.where == "since"

@@ -62,7 +62,7 @@ def test_a_too_deep_stored_part_never_fails_a_read(world: World, transcripts: Tr
         (message,) = world.alice.messages(world.agent, cut=cut)["messages"]
         assert message["parts"] == [{"type": "text", "text": "ok"}] and message["skippedParts"] == [0]
     with pytest.raises(NotFound):
-        world.alice.agent_part(world.agent, message_id, 0)
+        world.alice.part(world.agent, message_id, 0)
 
 
 def test_too_many_parts_are_refused(world: World) -> None:
@@ -113,7 +113,7 @@ def test_a_cursor_out_of_range_is_a_400(world: World, before: str) -> None:
 
 def test_a_part_index_has_one_spelling(world: World) -> None:
     message = put(world.alice, world.agent, user("hello"))
-    assert world.alice.agent_part(world.agent, message["id"], 0) == text("hello")
+    assert world.alice.part(world.agent, message["id"], 0) == text("hello")
     for index in ("00", "+0", "0x0", " 0"):
         url = f"{world.url}/api/agents/{world.agent}/messages/{message['id']}/parts/{index}"
         assert httpx.get(url, headers=auth(world)).status_code == 404
@@ -127,7 +127,7 @@ def test_a_huge_text_part_is_cut_on_cut_pages_and_whole_on_whole_reads(world: Wo
     (ref,) = cut["cutParts"]
     assert ref["field"] == "text" and ref["bytes"] == len(pasted) and ref["head"] == pasted[:2048]
     assert world.alice.messages(world.agent)["messages"][0]["parts"][0]["text"] == pasted
-    assert world.alice.agent_part(world.agent, message["id"], 0)["text"] == pasted
+    assert world.alice.part(world.agent, message["id"], 0)["text"] == pasted
 
 
 def test_a_long_answer_under_the_text_bound_is_sent_whole(world: World) -> None:

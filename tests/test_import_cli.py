@@ -97,6 +97,23 @@ def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: p
     assert first is not None and not first.samples and first.summary.agents == 3
 
 
+def poke_until(poke: Callable[[], None], check: Callable[[], bool]) -> None:
+    """Make a change the watcher reacts to, and again every half second, until ``check`` holds.
+
+    No guess at when the watcher has started watching: a change made before it did is made
+    again. Bounded, so a broken watcher fails the test.
+    """
+    deadline = time.monotonic() + 30
+    while True:
+        poke()
+        again = time.monotonic() + 0.5
+        while time.monotonic() < again:
+            if check():
+                return
+            assert time.monotonic() < deadline, "the watcher did not import the change"
+            time.sleep(0.05)
+
+
 def wait_until(check: Callable[[], bool]) -> None:
     """Wait for a condition the watcher brings about (bounded, so a broken watcher fails the test)."""
     deadline = time.monotonic() + 30
@@ -117,14 +134,12 @@ def test_watch_imports_new_lines_as_they_are_written(tmp_path: Path) -> None:
     try:
         raw = CLAUDE_FILE.read_bytes().splitlines(keepends=True)
         log = folder / CLAUDE_FILE.name
-        time.sleep(0.5)  # let the watcher start watching before the first write
-        log.write_bytes(b"".join(raw[:10]))
 
         def count() -> int:
             agents = t.list_agents(local.account_id, local.workspace_id)["agents"]
             return len(t.messages(local.account_id, agents[0]["id"])["messages"]) if agents else 0
 
-        wait_until(lambda: count() > 0)
+        poke_until(lambda: log.write_bytes(b"".join(raw[:10])), lambda: count() > 0)
         partial = count()
         with log.open("ab") as f:
             f.write(b"".join(raw[10:]))
@@ -161,9 +176,10 @@ def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> N
     running.start()
     try:
         wait_until(lambda: server.started)
-        time.sleep(0.5)  # let the watcher start watching before the first write
-        shutil.copy(CLAUDE_FILE, folder)
-        wait_until(lambda: bool(t.list_agents(local.account_id, local.workspace_id)["agents"]))
+        poke_until(
+            lambda: shutil.copy(CLAUDE_FILE, folder),
+            lambda: bool(t.list_agents(local.account_id, local.workspace_id)["agents"]),
+        )
         headers = {"Authorization": f"Bearer {local.token}"}
         agents = httpx.get(
             f"http://127.0.0.1:{port}/api/agents", params={"workspace_id": local.workspace_id}, headers=headers
@@ -188,13 +204,11 @@ def test_a_failing_batch_is_logged_and_the_watch_goes_on(tmp_path: Path, caplog:
     caplog.set_level("WARNING", logger="foldline")
     watcher.start()
     try:
-        time.sleep(0.5)  # let the watcher start watching before the first write
-        shutil.copy(CLAUDE_FILE, folder / "first.jsonl")
-        wait_until(lambda: any("importing" in r.getMessage() for r in caplog.records))
+        told = lambda: any("importing" in r.getMessage() for r in caplog.records)  # noqa: E731
+        poke_until(lambda: shutil.copy(CLAUDE_FILE, folder / "first.jsonl"), told)
         assert watcher.is_alive()
-        caplog.clear()
-        shutil.copy(CLAUDE_FILE, folder / "second.jsonl")  # the next change is still followed
-        wait_until(lambda: any("importing" in r.getMessage() for r in caplog.records))
+        caplog.clear()  # a batch told from now on was read after the failed one: the watch went on
+        poke_until(lambda: shutil.copy(CLAUDE_FILE, folder / "second.jsonl"), told)
         assert watcher.is_alive()
     finally:
         stop.set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import uuid
 from collections.abc import Iterator
@@ -10,8 +11,11 @@ import httpx
 import orjson
 import pytest
 from conftest import World
+from httpx_sse import connect_sse
 from servers import ServerThread
 
+from foldline import Client
+from foldline.client import Message
 from foldline.settings import Settings
 from foldline.store import Store
 from foldline.transcripts import Transcripts
@@ -30,30 +34,19 @@ def second_server(store: Store, settings: Settings) -> Iterator[ServerThread]:
     other.close()
 
 
-def read_frames(url: str, token: str, path: str, since: int, opened: threading.Event,
-                found: list[dict[str, object]]) -> None:
-    headers = {"Authorization": f"Bearer {token}"}
-    with httpx.stream("GET", f"{url}{path}?since={since}", headers=headers, timeout=40) as response:
-        frame: dict[str, object] = {}
-        for line in response.iter_lines():
-            if line.startswith("retry: "):
-                opened.set()
-            elif line.startswith("id: "):
-                frame["id"] = int(line[4:])
-            elif line.startswith("data: "):
-                frame["data"] = orjson.loads(line[6:])
-            elif line == "" and "data" in frame:
-                found.append(frame)
-                return
+def follow(url: str, token: str, agent: str, since: int, opened: threading.Event,
+           found: list[tuple[int, Message]]) -> None:
+    with Client(url, token) as client, client.events(agent, since=since) as events:
+        opened.set()  # the server has taken its first look: a later write must wake it
+        found.append(next(events))
 
 
 def test_a_write_through_one_server_reaches_a_follower_on_another(world: World, second_server: ServerThread) -> None:
     page = world.alice.messages(world.agent, cut=True, limit=10)
-    found: list[dict[str, object]] = []
+    found: list[tuple[int, Message]] = []
     opened = threading.Event()
-    path = f"/api/agents/{world.agent}/events"
     follower = threading.Thread(
-        target=read_frames, args=(second_server.url, world.alice_token, path, page["seq"], opened, found)
+        target=follow, args=(second_server.url, world.alice_token, world.agent, page["seq"], opened, found)
     )
     follower.start()
     assert opened.wait(20), "the event stream did not open"
@@ -65,11 +58,11 @@ def test_a_write_through_one_server_reaches_a_follower_on_another(world: World, 
     ]})
     follower.join(10)  # well before the stream's 15 s heartbeat, which would look again by itself
     assert found, "the follower on the other server saw nothing"
-    data = found[0]["data"]
-    assert isinstance(data, dict) and data["id"] == message_id
+    [(seq, data)] = found
+    assert data["id"] == message_id
     assert "output" not in data["parts"][0], "events carry the cut form"
     assert data["cutParts"][0]["bytes"] == len(big.encode())
-    assert found[0]["id"] == page["seq"] + 1
+    assert seq == page["seq"] + 1
 
 
 def test_events_resume_from_last_event_id(world: World) -> None:
@@ -77,15 +70,11 @@ def test_events_resume_from_last_event_id(world: World) -> None:
     for message_id in ids:
         text = {"type": "text", "text": "hi"}
         world.alice.put_message(world.agent, {"id": message_id, "role": "user", "parts": [text]})
-    found: list[dict[str, object]] = []
     headers = {"Authorization": f"Bearer {world.alice_token}", "Last-Event-ID": "1"}
-    with httpx.stream("GET", f"{world.url}/api/agents/{world.agent}/events", headers=headers, timeout=20) as response:
-        assert response.headers["content-type"].startswith("text/event-stream")
-        for line in response.iter_lines():
-            if line.startswith("data: "):
-                found.append(orjson.loads(line[6:]))
-                if len(found) == 2:
-                    break
+    with httpx.Client(base_url=world.url, headers=headers, timeout=20) as http, \
+            connect_sse(http, "GET", f"/api/agents/{world.agent}/events") as source:
+        messages = (orjson.loads(sse.data) for sse in source.iter_sse() if sse.data)
+        found = list(itertools.islice(messages, 2))
     assert [m["id"] for m in found] == ids[1:]
 
 

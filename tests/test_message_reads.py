@@ -6,7 +6,7 @@ import pytest
 from conftest import World
 from core_helpers import add_member, assistant, bash, put, text, user
 
-from foldline import Client, NotFound
+from foldline import NotFound
 from foldline.store import Store
 from foldline.transcripts import Transcripts
 
@@ -17,15 +17,15 @@ def test_a_message_id_reused_in_two_conversations_stays_apart(world: World) -> N
     second = put(world.alice, other, {**user("second conversation"), "id": first["id"]})
     assert world.alice.messages(world.agent)["messages"] == [first]
     assert world.alice.messages(other)["messages"] == [second]
-    assert world.alice.agent_part(world.agent, str(first["id"]), 0) == text("first conversation")
-    assert world.alice.agent_part(other, str(first["id"]), 0) == text("second conversation")
+    assert world.alice.part(world.agent, str(first["id"]), 0) == text("first conversation")
+    assert world.alice.part(other, str(first["id"]), 0) == text("second conversation")
 
 
 def test_a_part_is_not_read_through_another_conversation(world: World) -> None:
     other = world.alice.create_agent(world.workspace)["id"]
     message = put(world.alice, world.agent, assistant([bash("secret output")]))
     with pytest.raises(NotFound):
-        world.alice.agent_part(other, str(message["id"]), 0)
+        world.alice.part(other, str(message["id"]), 0)
 
 
 def test_a_part_is_not_read_through_another_accounts_agent(world: World, transcripts: Transcripts) -> None:
@@ -33,17 +33,17 @@ def test_a_part_is_not_read_through_another_accounts_agent(world: World, transcr
     bob_space = transcripts.create_workspace("bob's", [world.bob_id])
     bob_agent = world.bob.create_agent(bob_space["id"])["id"]
     with pytest.raises(NotFound):
-        world.bob.agent_part(bob_agent, str(message["id"]), 0)
+        world.bob.part(bob_agent, str(message["id"]), 0)
     assert world.bob.messages(bob_agent)["messages"] == []
 
 
 def test_a_members_agent_does_not_expose_the_owners_other_messages(world: World, transcripts: Transcripts) -> None:
     carol = add_member(transcripts, world.workspace, "carol")
     message = put(world.alice, world.agent, assistant([bash("alice's output")]))
-    with Client(world.url, carol["token"]) as client:
+    with world.client(carol["token"]) as client:
         carols = client.create_agent(world.workspace)["id"]
         with pytest.raises(NotFound):
-            client.agent_part(carols, str(message["id"]), 0)
+            client.part(carols, str(message["id"]), 0)
         assert client.messages(carols)["messages"] == []
 
 

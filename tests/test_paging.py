@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from conftest import World
 from core_helpers import put, user
@@ -76,7 +75,7 @@ def test_a_bad_cursor_is_400(world: World, cursor: str) -> None:
 
 @pytest.mark.parametrize("limit", ["0", "-5", "1001", "9" * 5000, "ten", "2.5", "³"])
 def test_a_bad_limit_is_400(world: World, limit: str) -> None:
-    url = f"{world.url}/api/agents/{world.agent}/messages"
-    response = httpx.get(url, params={"limit": limit}, headers={"Authorization": f"Bearer {world.alice_token}"})
+    url = f"/api/agents/{world.agent}/messages"
+    response = world.http.get(url, params={"limit": limit}, headers={"Authorization": f"Bearer {world.alice_token}"})
     assert response.status_code == 400
     assert response.json()["error"]["where"] == "limit"

@@ -7,7 +7,7 @@ import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought
 
-from foldline import Client, NotFound
+from foldline import NotFound
 from foldline.transcripts import Transcripts
 
 
@@ -17,15 +17,15 @@ def written(world: World) -> dict[str, object]:
 
 def test_the_owner_fetches_the_whole_part(world: World) -> None:
     message = written(world)
-    assert world.alice.agent_part(world.agent, str(message["id"]), 1) == message["parts"][1]  # type: ignore[index]
-    assert world.alice.agent_part(world.agent, str(message["id"]), 0)["text"] == LONG_THOUGHT
+    assert world.alice.part(world.agent, str(message["id"]), 1) == message["parts"][1]  # type: ignore[index]
+    assert world.alice.part(world.agent, str(message["id"]), 0)["text"] == LONG_THOUGHT
 
 
 def test_a_member_added_to_the_workspace_fetches_the_whole_part(world: World, transcripts: Transcripts) -> None:
     message = written(world)
     carol = add_member(transcripts, world.workspace, "carol")
-    with Client(world.url, carol["token"]) as client:
-        part = client.agent_part(world.agent, str(message["id"]), 1)
+    with world.client(carol["token"]) as client:
+        part = client.part(world.agent, str(message["id"]), 1)
     assert part["output"] == BIG_OUTPUT
 
 
@@ -45,7 +45,7 @@ def test_a_message_id_that_is_not_a_uuid_is_the_one_not_found(world: World, mess
 def test_another_account_gets_the_one_not_found(world: World) -> None:
     message = written(world)
     with pytest.raises(NotFound):
-        world.bob.agent_part(world.agent, str(message["id"]), 1)
+        world.bob.part(world.agent, str(message["id"]), 1)
     assert_not_found(fetch(world, world.bob_token, world.agent, str(message["id"]), "1"))
     assert_not_found(fetch(world, world.bob_token, world.agent, str(message["id"]), "7"))
     assert_not_found(fetch(world, world.bob_token, world.agent, "x", "0"))
@@ -57,8 +57,8 @@ def test_an_unknown_message_is_the_one_not_found(world: World) -> None:
 
 
 def fetch(world: World, token: str, agent: str, message: str, index: str) -> httpx.Response:
-    url = f"{world.url}/api/agents/{agent}/messages/{message}/parts/{index}"
-    return httpx.get(url, headers={"Authorization": f"Bearer {token}"})
+    url = f"/api/agents/{agent}/messages/{message}/parts/{index}"
+    return world.http.get(url, headers={"Authorization": f"Bearer {token}"})
 
 
 def assert_not_found(response: httpx.Response) -> None:

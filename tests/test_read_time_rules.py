@@ -67,7 +67,7 @@ def test_an_inline_attachment_travels_by_reference(world: World) -> None:
     ref = {"index": 1, "field": "url", "bytes": len(url), "head": url[:2048], "tail": url[-2048:]}
     assert sent["cutParts"] == [ref]
     assert len(orjson.dumps(page)) < 20_000
-    assert world.alice.agent_part(world.agent, message["id"], 1)["url"] == url
+    assert world.alice.part(world.agent, message["id"], 1)["url"] == url
     assert world.alice.messages(world.agent)["messages"][-1]["parts"][1]["url"] == url
 
 
@@ -141,7 +141,7 @@ def test_uuids_are_compared_without_regard_to_case(world: World) -> None:
     world.alice.put_message(world.agent, user("hello again", message["id"]))
     page = world.alice.messages(world.agent)["messages"]
     assert [m["id"] for m in page] == [message["id"]]
-    assert world.alice.agent_part(world.agent, message["id"].upper(), 0) == {"type": "text", "text": "hello again"}
+    assert world.alice.part(world.agent, message["id"].upper(), 0) == {"type": "text", "text": "hello again"}
 
 
 def test_a_bound_under_two_is_refused() -> None:

@@ -84,7 +84,7 @@ def test_a_structurally_broken_row_is_dropped_without_failing_the_read(
         assert read["parts"] == [{"type": "text", "text": "fine"}]
         assert read["skippedParts"] == list(range(1, len(BROKEN) + 1))
     with pytest.raises(NotFound):
-        world.alice.agent_part(world.agent, message_id, 1)
+        world.alice.part(world.agent, message_id, 1)
 
 
 def test_a_row_that_is_not_json_is_dropped_without_failing_the_read(
@@ -94,7 +94,7 @@ def test_a_row_that_is_not_json_is_dropped_without_failing_the_read(
     read = world.alice.messages(world.agent, cut=True)["messages"][0]
     assert read["id"] == message_id and read["skippedParts"] == [1]
     with pytest.raises(NotFound):
-        world.alice.agent_part(world.agent, message_id, 1)
+        world.alice.part(world.agent, message_id, 1)
 
 
 def test_a_dynamic_tool_unknown_to_the_registry_is_read(world: World) -> None:

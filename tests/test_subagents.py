@@ -18,9 +18,9 @@ def test_a_subagent_is_written_read_cut_and_fetched(world: World) -> None:
     assert world.alice.messages(world.agent, call="toolu_01")["messages"] == [sub]
     cut = world.alice.messages(world.agent, call="toolu_01", cut=True)["messages"][0]
     assert cut["cutParts"][0]["bytes"] == len(BIG_OUTPUT)
-    assert world.alice.subagent_part(world.agent, "toolu_01", str(sub["id"]), 0)["output"] == BIG_OUTPUT
+    assert world.alice.part(world.agent, str(sub["id"]), 0, call="toolu_01")["output"] == BIG_OUTPUT
     with pytest.raises(NotFound):
-        world.alice.agent_part(world.agent, str(sub["id"]), 0)
+        world.alice.part(world.agent, str(sub["id"]), 0)
     assert world.alice.agent(world.agent)["subagents"] == ["toolu_01"]
 
 
@@ -40,7 +40,7 @@ def test_an_unknown_subagent_is_not_found_and_others_see_none(world: World) -> N
     with pytest.raises(NotFound):
         world.bob.messages(world.agent, call="w2")
     with pytest.raises(NotFound):
-        world.bob.subagent_part(world.agent, "w2", str(sub["id"]), 0)
+        world.bob.part(world.agent, str(sub["id"]), 0, call="w2")
 
 
 def test_call_ids_keep_their_odd_characters(world: World) -> None:

@@ -94,8 +94,8 @@ def test_the_id_may_be_left_to_the_path(world: World) -> None:
 
 
 def send(world: World, message_id: str, body: Json) -> httpx.Response:
-    return httpx.put(
-        f"{world.url}/api/agents/{world.agent}/messages/{message_id}",
+    return world.http.put(
+        f"/api/agents/{world.agent}/messages/{message_id}",
         json=body,
         headers={"Authorization": f"Bearer {world.alice_token}"},
     )

@@ -1,7 +1,5 @@
 """Foldline: a transcript service for coding agents."""
 
-from __future__ import annotations
-
 __version__ = "0.1.0"
 
 from .client import Client

@@ -5,28 +5,131 @@
     >>> client.put_message(agent["id"], {"id": str(uuid4()), "role": "user",
     ...                                   "parts": [{"type": "text", "text": "hello"}]})
     >>> page = client.messages(agent["id"], cut=True, limit=50)
+    >>> whole = client.part(agent["id"], page["messages"][-1]["id"], 0)
+    >>> with client.events(agent["id"], since=page["seq"]) as events:
+    ...     for seq, message in events: ...
+
+Every method takes ``call=`` to address a subagent's conversation (the subagent the agent
+started with that tool call) instead of the agent's own.
 
 Every method raises a :mod:`foldline.errors` class on an error answer (``NotFound``,
 ``Invalid`` with ``where``, …) and ``TransportError`` when the server cannot be reached.
-Pass ``transport=httpx.ASGITransport(app)`` to talk to an app in the same process.
+``transport=`` takes any synchronous httpx transport (``httpx.HTTPTransport(retries=3)``, or a
+bridge to an app in the same process, as the tests' ``InProcess`` over ``httpx.ASGITransport``).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
-from typing import Any
+from collections import deque
+from collections.abc import Iterator, Mapping
+from contextlib import ExitStack
+from typing import Any, TypedDict
 from urllib.parse import quote
 
 import httpx
 import orjson
+from httpx_sse import EventSource, SSEError
 
-from .errors import TransportError, from_body
+from .errors import FoldlineError, TransportError, from_body
 
 Json = dict[str, Any]
+Part = dict[str, Any]
+"""One UIMessage part (``{"type": "text", "text": …}``, ``{"type": "tool-bash", …}``, …), as written."""
+
+
+class Workspace(TypedDict):
+    id: str
+    name: str
+
+
+class Me(TypedDict):
+    """The caller (``GET /api/me``) and the workspaces it is a member of."""
+
+    id: str
+    name: str
+    workspaces: list[Workspace]
+
+
+class AgentSummary(TypedDict):
+    """An agent as listed (``GET /api/agents``). Times are ISO 8601 UTC strings."""
+
+    id: str
+    workspace_id: str
+    owner_id: str
+    title: str | None
+    created_at: str
+    updated_at: str
+
+
+class Agent(AgentSummary):
+    """One agent (``GET /api/agents/{agent}``), with the call ids of its subagents, oldest first."""
+
+    subagents: list[str]
+
+
+class CutPart(TypedDict):
+    """Where a cut read left out a big field of a part: fetch it whole with :meth:`Client.part`."""
+
+    index: int
+    field: str
+    bytes: int
+    head: str
+    tail: str
+
+
+class _MessageKeys(TypedDict):
+    id: str
+    role: str
+    parts: list[Part]
+
+
+class Message(_MessageKeys, total=False):
+    """An AI SDK UIMessage as read back (``id``, ``role`` and ``parts`` always). Keys the writer
+    added are kept (``metadata``, …); a cut read adds ``cutParts`` for the parts it sent without
+    their big field."""
+
+    metadata: Any
+    cutParts: list[CutPart]
+
+
+class Page(TypedDict):
+    """One page of a transcript, oldest message first.
+
+    ``next`` is the ``before`` cursor of the older page (``None``: this is the oldest);
+    ``seq`` is the conversation's write number read with the page: follow
+    :meth:`Client.events` from it to miss nothing.
+    """
+
+    messages: list[Message]
+    next: str | None
+    seq: int
+
+
+class WriteResult(TypedDict):
+    """A stored write: the message's id, the write's seq and whether the message is new."""
+
+    id: str
+    seq: int
+    created: bool
+
+
+class TurnEnd(TypedDict):
+    """What a turn-end did: the last assistant message (``None``: there is none) and the
+    indexes of its open tool parts it gave an unknown outcome."""
+
+    message: str | None
+    ended: list[int]
 
 
 class Client:
+    """A Foldline server, seen by one account (its bearer token).
+
+    ``base_url`` is the server's root (``http://127.0.0.1:8765``). ``transport`` replaces
+    httpx's (a synchronous ``httpx.BaseTransport``); ``timeout`` bounds each request in seconds.
+    Use it as a context manager, or call :meth:`close`.
+    """
+
     def __init__(
         self, base_url: str, token: str, *, transport: httpx.BaseTransport | None = None, timeout: float = 30.0
     ) -> None:
@@ -44,6 +147,7 @@ class Client:
         self.close()
 
     def close(self) -> None:
+        """Close the connections (an open :meth:`events` stream stops reading)."""
         self._http.close()
 
     def _call(self, method: str, path: str, body: Any = None, params: dict[str, Any] | None = None) -> Any:
@@ -53,13 +157,9 @@ class Client:
             response = self._http.request(method, path, content=content, params=params, headers=headers)
         except httpx.TransportError as exc:
             raise TransportError(f"could not reach Foldline: {exc}") from exc
-        try:
-            data = orjson.loads(response.content) if response.content else None
-        except orjson.JSONDecodeError:
-            data = None
         if not response.is_success:
-            raise from_body(response.status_code, data)
-        return data
+            raise error_of(response)
+        return decode(response.content)
 
     @staticmethod
     def _base(agent: str, call: str | None) -> str:
@@ -68,38 +168,44 @@ class Client:
 
     # -- agents --------------------------------------------------------------------------
 
-    def me(self) -> Json:
-        result: Json = self._call("GET", "/api/me")
+    def me(self) -> Me:
+        """The caller and the workspaces it is a member of."""
+        result: Me = self._call("GET", "/api/me")
         return result
 
-    def create_agent(self, workspace_id: str, title: str | None = None) -> Json:
+    def create_agent(self, workspace_id: str, title: str | None = None) -> Agent:
+        """A new agent owned by the caller in one of its workspaces."""
         body: Json = {"workspace_id": workspace_id}
         if title is not None:
             body["title"] = title
-        result: Json = self._call("POST", "/api/agents", body)
+        result: Agent = self._call("POST", "/api/agents", body)
         return result
 
-    def agents(self, workspace_id: str) -> list[Json]:
-        result: list[Json] = self._call("GET", "/api/agents", params={"workspace_id": workspace_id})["agents"]
+    def agents(self, workspace_id: str) -> list[AgentSummary]:
+        """The workspace's agents, the most recently active first."""
+        result: list[AgentSummary] = self._call("GET", "/api/agents", params={"workspace_id": workspace_id})["agents"]
         return result
 
-    def agent(self, agent: str) -> Json:
-        result: Json = self._call("GET", self._base(agent, None))
+    def agent(self, agent: str) -> Agent:
+        """One agent the caller can read, with its subagents' call ids."""
+        result: Agent = self._call("GET", self._base(agent, None))
         return result
 
     # -- writes --------------------------------------------------------------------------
 
-    def put_message(self, agent: str, message: Json, *, call: str | None = None) -> Json:
-        """Create or replace ``message`` (its ``id`` names it; one is made if it has none) in the
-        agent or its subagent. Returns ``{"id", "seq", "created"}``."""
+    def put_message(self, agent: str, message: Mapping[str, Any], *, call: str | None = None) -> WriteResult:
+        """Create or replace ``message`` (a UIMessage; its ``id`` names it, and one is made if it
+        has none) in the agent's conversation or, with ``call``, its subagent's (made on its
+        first write). Only the agent's owner writes; a refused field raises ``Invalid``."""
         if message.get("id") is None:
             message = {**message, "id": str(uuid.uuid4())}
         path = f"{self._base(agent, call)}/messages/{quote(str(message['id']), safe='')}"
-        result: Json = self._call("PUT", path, message)
+        result: WriteResult = self._call("PUT", path, message)
         return result
 
-    def end_turn(self, agent: str, *, call: str | None = None) -> Json:
-        result: Json = self._call("POST", f"{self._base(agent, call)}/turn-end")
+    def end_turn(self, agent: str, *, call: str | None = None) -> TurnEnd:
+        """End the turn: the open tool parts of the last assistant message get an unknown outcome."""
+        result: TurnEnd = self._call("POST", f"{self._base(agent, call)}/turn-end")
         return result
 
     # -- reads ---------------------------------------------------------------------------
@@ -112,8 +218,10 @@ class Client:
         cut: bool = False,
         limit: int | None = None,
         before: str | None = None,
-    ) -> Json:
-        """One page: ``{"messages", "next", "seq"}``. Without ``limit``, the whole transcript."""
+    ) -> Page:
+        """One page, the newest ``limit`` messages before the cursor ``before`` (a page's
+        ``next``); without ``limit``, the whole transcript. ``cut=True`` sends big tool outputs,
+        thoughts and files as a head and a tail (listed in each message's ``cutParts``)."""
         params: dict[str, Any] = {}
         if cut:
             params["parts"] = "cut"
@@ -121,12 +229,12 @@ class Client:
             params["limit"] = limit
         if before is not None:
             params["before"] = before
-        result: Json = self._call("GET", f"{self._base(agent, call)}/messages", params=params)
+        result: Page = self._call("GET", f"{self._base(agent, call)}/messages", params=params)
         return result
 
     def iter_messages(
         self, agent: str, *, call: str | None = None, cut: bool = False, page_size: int = 100
-    ) -> Iterator[Json]:
+    ) -> Iterator[Message]:
         """Every message, newest first, read ``page_size`` at a time (stop early to read less)."""
         before = None
         while True:
@@ -136,10 +244,95 @@ class Client:
             if before is None:
                 return
 
-    def agent_part(self, agent: str, message: str, index: int) -> Json:
-        result: Json = self._call("GET", f"{self._base(agent, None)}/messages/{quote(message, safe='')}/parts/{index}")
+    def part(self, agent: str, message: str, index: int, *, call: str | None = None) -> Part:
+        """One part of a message, whole: what a cut read left out (``cutParts[i]["index"]``)."""
+        path = f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}"
+        result: Part = self._call("GET", path)
         return result
 
-    def subagent_part(self, agent: str, call: str, message: str, index: int) -> Json:
-        result: Json = self._call("GET", f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}")
-        return result
+    def events(self, agent: str, *, call: str | None = None, since: int | None = None) -> Events:
+        """Follow the conversation live: each message written after ``since`` (a page's ``seq``;
+        default 0, every message) arrives cut, as ``(seq, message)``, in the order written; a
+        message written again arrives again.
+
+        The stream is open when this returns: the server has taken its first look, so every
+        write from then on arrives. It never ends by itself; close it (``with``) to stop.
+        """
+        params = {} if since is None else {"since": since}
+        return Events(self._http, f"{self._base(agent, call)}/events", params)
+
+
+class Events:
+    """A live event stream from :meth:`Client.events`: iterate it for ``(seq, message)`` pairs."""
+
+    def __init__(self, http: httpx.Client, path: str, params: dict[str, Any]) -> None:
+        self._exits = ExitStack()
+        self._pending: deque[tuple[int, Message]] = deque()
+        t = http.timeout  # the server says something at least every 15 s: a minute's silence is a broken stream
+        timeout = httpx.Timeout(connect=t.connect, read=60.0, write=t.write, pool=t.pool)
+        try:
+            response = self._exits.enter_context(
+                http.stream("GET", path, params=params, headers={"Accept": "text/event-stream"}, timeout=timeout)
+            )
+            if not response.is_success:
+                response.read()
+                raise error_of(response)
+            self._sse = EventSource(response).iter_sse()
+            self._frames = self._read()
+            self._opened()
+        except BaseException as exc:
+            self.close()
+            if isinstance(exc, httpx.TransportError):
+                raise TransportError(f"could not reach Foldline: {exc}") from exc
+            raise
+
+    def _opened(self) -> None:
+        """Read up to the ``retry`` frame, which the server sends after its first look."""
+        for found in self._frames:
+            if found is None:
+                return
+            self._pending.append(found)
+        raise TransportError("the event stream ended before it opened")
+
+    def _read(self) -> Iterator[tuple[int, Message] | None]:
+        """The stream's messages, with ``None`` where it said how soon to reconnect."""
+        try:
+            for sse in self._sse:
+                if sse.data:
+                    yield int(sse.id), orjson.loads(sse.data)
+                elif sse.retry is not None:
+                    yield None
+        except (httpx.TransportError, SSEError) as exc:
+            raise TransportError(f"the event stream broke: {exc}") from exc
+
+    def __iter__(self) -> Iterator[tuple[int, Message]]:
+        return self
+
+    def __next__(self) -> tuple[int, Message]:
+        if self._pending:
+            return self._pending.popleft()
+        for found in self._frames:
+            if found is not None:
+                return found
+        raise StopIteration
+
+    def __enter__(self) -> Events:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop following: the connection is closed."""
+        self._exits.close()
+
+
+def decode(content: bytes) -> Any:
+    try:
+        return orjson.loads(content) if content else None
+    except orjson.JSONDecodeError:
+        return None
+
+
+def error_of(response: httpx.Response) -> FoldlineError:
+    return from_body(response.status_code, decode(response.content))

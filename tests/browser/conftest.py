@@ -7,6 +7,7 @@ backends); the server is the real app under uvicorn in a thread.
 from __future__ import annotations
 
 import shutil
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route, sync_playwright
 from servers import ServerThread as PanelServer
 
 from foldline import Client
@@ -42,6 +43,31 @@ def chromium_path() -> str:
 
 def launch(playwright: Playwright) -> Browser:
     return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
+
+class HeldRequests:
+    """The page's requests to ``pattern`` are held unanswered until :meth:`release`.
+
+    The handler only keeps the route (it never blocks Playwright's dispatcher), so the test
+    can assert what the page shows while it waits, then let the request through.
+    """
+
+    def __init__(self, page: Page, pattern: str) -> None:
+        self.page, self.pattern = page, pattern
+        self.routes: list[Route] = []
+        page.route(pattern, self.hold)
+
+    def hold(self, route: Route) -> None:
+        self.routes.append(route)
+
+    def release(self) -> None:
+        deadline = time.monotonic() + 10
+        while not self.routes:  # the handler runs while Playwright is pumped, not while Python sleeps
+            assert time.monotonic() < deadline, f"the page made no request to {self.pattern}"
+            self.page.wait_for_timeout(20)
+        for route in self.routes:
+            route.continue_()
+        self.page.unroute(self.pattern)
 
 
 @dataclass

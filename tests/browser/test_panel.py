@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -12,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from .conftest import HeldRequests, Panel
 
 pytestmark = pytest.mark.browser
 
@@ -111,12 +110,6 @@ def test_a_cut_output_is_read_only_when_opened_then_drawn_whole_in_the_same_open
     signed_in: Page, panel: Panel
 ) -> None:
     agent, mid = conversation(panel)
-    gate = threading.Event()
-
-    def slow(route: Route) -> None:
-        gate.wait(10)
-        route.continue_()
-
     fetched = count_parts(signed_in)
     open_agent(signed_in, agent)
     fold = signed_in.locator(f'details[data-message="{mid}"][data-part="2"]')
@@ -125,10 +118,10 @@ def test_a_cut_output_is_read_only_when_opened_then_drawn_whole_in_the_same_open
     assert MIDDLE not in fold.inner_text()
     assert fetched == []
 
-    signed_in.route("**/parts/2", slow)
+    held = HeldRequests(signed_in, "**/parts/2")
     fold.locator("summary").click()
     expect(fold.locator(".cut-mark")).to_have_text("Reading the whole output…")
-    gate.set()
+    held.release()
     expect(fold.locator("pre.out").last).to_contain_text(MIDDLE)
     assert fold.evaluate("d => d.open")
     assert len(fetched) == 1

@@ -5,16 +5,15 @@ from __future__ import annotations
 import base64
 import random
 import struct
-import threading
 import time
 import zlib
 from collections.abc import Callable
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from .conftest import HeldRequests, Panel
 from .test_panel import count_parts, open_agent
 
 pytestmark = pytest.mark.browser
@@ -69,16 +68,10 @@ def test_a_big_image_is_a_placeholder_until_shown(signed_in: Page, panel: Panel)
     expect(node.locator("img")).to_have_count(0)
     assert fetched == []
 
-    gate = threading.Event()
-
-    def slow(route: Route) -> None:
-        gate.wait(10)
-        route.continue_()
-
-    signed_in.route("**/parts/1", slow)
+    held = HeldRequests(signed_in, "**/parts/1")
     node.get_by_role("button", name="Show image").click()
     expect(node.locator(".file-ref")).to_have_text("Reading the whole file…")
-    gate.set()
+    held.release()
     img = node.locator("img.file-image")
     expect(img).to_be_visible()
     eventually(lambda: img.evaluate("i => i.complete && i.naturalWidth") == 256)

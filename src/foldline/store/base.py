@@ -39,6 +39,9 @@ def now() -> str:
 
 @dataclass(frozen=True, slots=True)
 class Conversation:
+    """An agent's conversation (``parent_id`` None) or a subagent's (``parent_id`` is the agent,
+    ``call_id`` the tool call that started it). ``seq`` counts its writes; times are ISO 8601 UTC."""
+
     id: str
     workspace_id: str
     owner_id: str
@@ -67,6 +70,9 @@ class StaleWrite(Exception):
 
 @dataclass(frozen=True, slots=True)
 class MessageRow:
+    """A stored message as read: its ``head`` (the message's JSON without ``parts``), its
+    ``position`` (fixed at creation: page order and cursor) and ``seq`` (its last write)."""
+
     id: str
     position: int
     seq: int
@@ -75,7 +81,23 @@ class MessageRow:
 
 
 class Store:
-    """All of Foldline's SQL. Subclasses open connections for one backend."""
+    """All of Foldline's SQL: the contract a backend implements. Subclasses open connections for
+    one backend (:class:`~.sqlite.SQLiteStore`, :class:`~.postgres.PostgresStore`).
+
+    The store checks nothing about who asks: access rules live in
+    :class:`~foldline.transcripts.Transcripts`, which is its only caller on the request path.
+    Ids are canonical UUID strings chosen by the caller. Each method is one transaction.
+    ``tests/test_store_contract.py`` holds every backend to this contract.
+
+    What a backend must keep:
+
+    - a conversation's ``seq`` grows by one per write to it; a message keeps the ``position``
+      of its first write (its place in the transcript) and takes the ``seq`` of its last;
+    - a message and its parts are replaced together: no read sees one without the other
+      (:meth:`read` gives one snapshot);
+    - :meth:`page` and :meth:`changes` read only messages of the conversation's owner;
+    - :meth:`migrate` is safe to run from several processes at once (:meth:`lock_migrations`).
+    """
 
     engine: Engine
     url: str
@@ -84,11 +106,13 @@ class Store:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
+        """A write transaction, committed on leaving the block (rolled back on an error)."""
         with self.engine.begin() as conn:
             yield conn
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
+        """A read transaction: every query in the block sees the same snapshot."""
         with self.engine.begin() as conn:
             yield conn
 
@@ -114,6 +138,7 @@ class Store:
         return lambda: None
 
     def close(self) -> None:
+        """Close the store's connections."""
         self.engine.dispose()
 
     # -- schema --------------------------------------------------------------------------
@@ -139,6 +164,7 @@ class Store:
     # -- accounts and workspaces ---------------------------------------------------------
 
     def create_account(self, account_id: str, name: str, token_hash: str) -> dict[str, Any]:
+        """A new account with its first token (stored by hash only); returns ``{"id", "name"}``."""
         with self.write() as conn:
             conn.execute(insert(accounts).values(id=account_id, name=name, created_at=now()))
             conn.execute(
@@ -147,19 +173,23 @@ class Store:
         return {"id": account_id, "name": name}
 
     def add_token(self, account_id: str, token_hash: str, label: str) -> None:
+        """Another token (by hash) for an account; its older tokens keep working."""
         with self.write() as conn:
             conn.execute(insert(tokens).values(hash=token_hash, account_id=account_id, label=label, created_at=now()))
 
     def account(self, account_id: str) -> dict[str, Any] | None:
+        """``{"id", "name"}`` of an account, or None."""
         with self.read() as conn:
             row = conn.execute(select(accounts.c.id, accounts.c.name).where(accounts.c.id == account_id)).first()
         return {"id": row.id, "name": row.name} if row else None
 
     def account_by_token(self, token_hash: str) -> str | None:
+        """The id of the account a token (by hash) belongs to, or None."""
         with self.read() as conn:
             return conn.execute(select(tokens.c.account_id).where(tokens.c.hash == token_hash)).scalar()
 
     def accounts_named(self, name: str) -> list[str]:
+        """The ids of the accounts with this name, oldest first (names need not be unique)."""
         with self.read() as conn:
             return list(
                 conn.execute(
@@ -168,6 +198,7 @@ class Store:
             )
 
     def all_accounts(self) -> list[dict[str, Any]]:
+        """Every account, ``{"id", "name", "created_at"}``, oldest first."""
         query = select(accounts.c.id, accounts.c.name, accounts.c.created_at).order_by(accounts.c.created_at)
         with self.read() as conn:
             return [{"id": r.id, "name": r.name, "created_at": r.created_at} for r in conn.execute(query)]
@@ -188,6 +219,7 @@ class Store:
         return list(found.values())
 
     def create_workspace(self, workspace_id: str, name: str, member_ids: Sequence[str]) -> dict[str, Any]:
+        """A new workspace with these members (repeats ignored); returns ``{"id", "name"}``."""
         with self.write() as conn:
             conn.execute(insert(workspaces).values(id=workspace_id, name=name, created_at=now()))
             for account_id in dict.fromkeys(member_ids):
@@ -195,6 +227,7 @@ class Store:
         return {"id": workspace_id, "name": name}
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
+        """Make an account a member of a workspace (already one: nothing changes)."""
         with self.write() as conn:
             self.upsert_in(
                 conn,
@@ -214,10 +247,12 @@ class Store:
         return bool(gone)
 
     def workspace_exists(self, workspace_id: str) -> bool:
+        """Whether a workspace with this id exists."""
         with self.read() as conn:
             return conn.execute(select(workspaces.c.id).where(workspaces.c.id == workspace_id)).first() is not None
 
     def workspaces_of(self, account_id: str) -> list[dict[str, Any]]:
+        """The workspaces an account is a member of, ``{"id", "name"}``, oldest first."""
         query = (
             select(workspaces.c.id, workspaces.c.name)
             .join(members, members.c.workspace_id == workspaces.c.id)
@@ -228,6 +263,7 @@ class Store:
             return [{"id": r.id, "name": r.name} for r in conn.execute(query)]
 
     def is_member(self, workspace_id: str, account_id: str) -> bool:
+        """Whether the account is a member of the workspace."""
         query = select(members.c.account_id).where(
             members.c.workspace_id == workspace_id, members.c.account_id == account_id
         )
@@ -245,6 +281,12 @@ class Store:
         parent_id: str | None = None,
         call_id: str | None = None,
     ) -> Conversation:
+        """Create a conversation, or return the one already there.
+
+        An agent (no ``parent_id``) is known by its id; a subagent by ``(parent_id, call_id)``:
+        two writers making the same subagent at once, under different ids, both get the one
+        that was stored first. An existing conversation is returned unchanged.
+        """
         stamp = now()
         values = {
             "id": conversation_id,
@@ -281,6 +323,7 @@ class Store:
             )
 
     def set_title(self, conversation_id: str, title: str) -> None:
+        """Rename a conversation."""
         with self.write() as conn:
             conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(title=title))
 
@@ -289,12 +332,17 @@ class Store:
         return select(*conversations.c)
 
     def conversation(self, conversation_id: str) -> Conversation | None:
+        """A conversation by id (agent or subagent), with no access check, or None."""
         with self.read() as conn:
             row = conn.execute(self._conversation_query().where(conversations.c.id == conversation_id)).first()
         return Conversation(**row._asdict()) if row else None
 
     def visible_conversation(self, account_id: str, agent_id: str, call_id: str | None) -> Conversation | None:
-        """The agent (or its subagent for ``call_id``) if ``account_id`` is a member of its workspace."""
+        """The agent (or its subagent for ``call_id``) if ``account_id`` is a member of its workspace.
+
+        None when there is no such conversation and when the account may not see it: the caller
+        cannot tell the two apart. A subagent's id is never accepted as an agent's.
+        """
         query = self._conversation_query().join(
             members,
             and_(members.c.workspace_id == conversations.c.workspace_id, members.c.account_id == account_id),
@@ -308,6 +356,7 @@ class Store:
         return Conversation(**row._asdict()) if row else None
 
     def agents(self, workspace_id: str) -> list[Conversation]:
+        """The workspace's agents (not subagents), the most recently active first."""
         query = (
             self._conversation_query()
             .where(conversations.c.workspace_id == workspace_id, conversations.c.parent_id.is_(None))
@@ -317,6 +366,7 @@ class Store:
             return [Conversation(**r._asdict()) for r in conn.execute(query)]
 
     def subagent_calls(self, agent_id: str) -> list[str]:
+        """The call ids of an agent's subagents, oldest first."""
         query = (
             select(conversations.c.call_id)
             .where(conversations.c.parent_id == agent_id)
@@ -338,8 +388,12 @@ class Store:
     ) -> tuple[int, bool]:
         """Create or replace one message and its parts in one transaction.
 
-        Returns the write's seq and whether the message is new. With ``expect_seq`` the write
-        happens only if the message is still the one written at that seq (else ``StaleWrite``).
+        Returns the write's seq and whether the message is new. A new message goes after every
+        other (its position is the write's seq); a replaced one keeps its place, and its old
+        parts are all dropped for ``stored``. With ``expect_seq`` the write happens only if the
+        message is still the one written at that seq (else :class:`StaleWrite`, and nothing is
+        written). The conversation (and a subagent's parent) is marked active; followers in
+        other processes are told (:meth:`announce`).
         """
         stamp = now()
         with self.write() as conn:
@@ -395,8 +449,10 @@ class Store:
         """Newest ``limit`` messages before position ``before``, oldest first; whether older ones
         exist; and the conversation's seq in the same snapshot.
 
-        Two indexed queries whatever the page holds: the messages, then their parts. With
-        ``cut`` a part's body is read only where it is sent whole.
+        The cursor for the next older page is ``rows[0].position`` (passed as ``before``). Two
+        indexed queries whatever the page holds: the messages, then their parts. With ``cut`` a
+        part with a stored cut whose tool ``cut`` names is read cut (its cut body, and its
+        ``cutParts`` entry as the third item of the part tuple); every other part is read whole.
         """
         conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
         query = select(
@@ -423,7 +479,10 @@ class Store:
 
     def changes(self, conv: Conversation, since: int, cut: TextTools, limit: int | None = None) -> list[MessageRow]:
         """The messages written after ``since`` (a seq), in cut form, in the order they were
-        written; at most ``limit`` of them (the oldest first)."""
+        written; at most ``limit`` of them (the oldest first).
+
+        A message written twice after ``since`` appears once, at its last write's seq.
+        """
         query = (
             select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
@@ -501,6 +560,7 @@ class Store:
         return self._assemble([row], part_rows, key="position")[0]
 
     def last_message_id(self, conv: Conversation, role: str) -> str | None:
+        """The id of the conversation's last message (by position) if it has this role, else None."""
         query = (
             select(messages.c.id)
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
@@ -546,10 +606,12 @@ class Store:
     # -- import bookkeeping --------------------------------------------------------------
 
     def import_state(self, source: str) -> str | None:
+        """What the importers recorded for a source (a session file), or None if never imported."""
         with self.read() as conn:
             return conn.execute(select(imports.c.state).where(imports.c.source == source)).scalar()
 
     def set_import_state(self, source: str, state: str) -> None:
+        """Record (or replace) the import state of a source."""
         with self.write() as conn:
             self.upsert_in(
                 conn,
@@ -564,4 +626,5 @@ class Store:
     def upsert_in(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str], update_cols: Sequence[str]
     ) -> None:
+        """Run :meth:`upsert` on an open connection."""
         conn.execute(self.upsert(table, values, keys, update_cols))
