@@ -65,11 +65,14 @@ def test_a_non_string_output_is_cut_by_its_indented_json() -> None:
     assert found == ("output", output_text(value))
 
 
+def test_a_text_part_is_a_candidate_whose_bound_the_service_chooses() -> None:
+    assert candidate({"type": "text", "text": "x" * 9000}) == ("text", "x" * 9000)
+
+
 def test_error_text_is_the_candidate_of_a_failed_tool() -> None:
     part = {"type": "dynamic-tool", "toolName": "mcp__x", "state": "output-error", "errorText": "boom"}
     assert candidate(part) == ("errorText", "boom")
 
 
 def test_parts_without_a_big_field_have_no_candidate() -> None:
-    assert candidate({"type": "text", "text": "x" * 9000}) is None
     assert candidate({"type": "tool-bash", "state": "input-available", "input": {"command": "x"}}) is None

@@ -15,6 +15,7 @@ EXPORTED = [
     "Invalid",
     "NotFound",
     "PayloadTooLarge",
+    "TooManyRequests",
     "TransportError",
     "Unauthorized",
     "__version__",

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import orjson
 import pytest
 
-from foldline.store import Conversation, StaleWrite, Store, StoredPart, TextTools
+from foldline.registry import TextTools
+from foldline.store import Conversation, StaleWrite, Store, StoredPart
 
 
 def new_id() -> str:

@@ -281,6 +281,48 @@ def check_message(message: Any, registry: Registry, message_id: str | None = Non
     return checked
 
 
+# A JSON integer literal long enough to fall outside 64 bits (a digit run inside a string matches
+# too; such a body only takes the slow, exact look below).
+LONG_INTEGER = re.compile(rb"-?\d{19,}")
+INT_RANGE = (-(2**63), 2**64 - 1)  # what orjson keeps as an integer; past it, it would make a float
+
+
+def inexact_integer(raw: bytes) -> str | None:
+    """Where a body holds an integer that would not come back as sent (past 64 bits), or ``None``.
+
+    orjson reads such an integer as a float (``123456789012345678901234567890`` would come back
+    as ``1.2345678901234568e+29``), so the write door refuses it rather than change it."""
+    if LONG_INTEGER.search(raw) is None:
+        return None
+    import json  # the exact reader, for the rare body that needs it
+
+    found: list[int] = []
+
+    def integer(text: str) -> int:
+        value = int(text)
+        if not INT_RANGE[0] <= value <= INT_RANGE[1]:
+            found.append(value)
+        return value
+
+    try:
+        value = json.loads(raw, parse_int=integer)
+    except (ValueError, RecursionError):
+        return None  # not JSON, or too deep: the decoder and the depth check say so
+    return _path_to(value, found[0]) if found else None
+
+
+def _path_to(value: Any, target: int) -> str:
+    stack: list[tuple[Any, str]] = [(value, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, int) and not isinstance(node, bool) and node == target:
+            return where or "."
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, child in items:
+            stack.append((child, f"{where}[{key}]" if isinstance(key, int) else (f"{where}.{key}" if where else key)))
+    return "."
+
+
 def deeper_than(value: Any, limit: int) -> str | None:
     """Where ``value`` first nests past ``limit`` levels (``parts[0].output.a[3]``), or ``None``.
 
