@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -13,17 +13,19 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 
-from . import __version__, panel, routes
-from .errors import BadRequest, FoldlineError, NotFound, error_body
+from . import __version__, panel, routes, schemas
+from .errors import FoldlineError, NotFound, error_body
 from .events import Hub
 from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
 
 
-def error_response(exc: FoldlineError) -> Response:
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+def error_response(exc: FoldlineError, headers: Mapping[str, str] | None = None) -> Response:
+    if exc.status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
     return Response(
         orjson.dumps(error_body(exc)), status_code=exc.status, media_type="application/json", headers=headers
     )
@@ -36,9 +38,7 @@ async def on_foldline_error(request: Request, exc: Exception) -> Response:
 
 async def on_validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    first: dict[str, Any] = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    return error_response(BadRequest("the request's parameters are not valid", where=where or None))
+    return error_response(routes.parameter_error(list(exc.errors())))
 
 
 HTTP_CODES = {405: "method_not_allowed"}
@@ -50,12 +50,35 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
         return error_response(NotFound())
     error = FoldlineError(str(exc.detail))
     error.status, error.code = exc.status_code, HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(error)
+    headers = {"Allow": allowed(request)} if exc.status_code == 405 else exc.headers
+    return error_response(error, headers)
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed(request: Request) -> str:
+    """Every method the path answers to, asked of each route (Starlette's own names one route's)."""
+    routes = request.app.router.routes
+    return ", ".join(m for m in METHODS if any(full(route, {**request.scope, "method": m}) for route in routes))
+
+
+def full(route: BaseRoute, scope: dict[str, Any]) -> bool:
+    return route.matches(scope)[0] is Match.FULL
 
 
 async def on_unexpected(request: Request, exc: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     return error_response(FoldlineError("the server failed; the error is logged"))
+
+
+class App(FastAPI):
+    def openapi(self) -> dict[str, Any]:
+        """FastAPI's document, with the message shapes the routes refer to (:mod:`foldline.schemas`)."""
+        if self.openapi_schema is None:
+            document = super().openapi()
+            document.setdefault("components", {}).setdefault("schemas", {}).update(schemas.components())
+        return super().openapi()
 
 
 def create_app(transcripts: Transcripts) -> FastAPI:
@@ -68,7 +91,7 @@ def create_app(transcripts: Transcripts) -> FastAPI:
             stop()
 
     hub = Hub()
-    app = FastAPI(
+    app = App(
         lifespan=lifespan,
         redirect_slashes=False,
         title="Foldline",
