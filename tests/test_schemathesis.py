@@ -16,7 +16,7 @@ from schemathesis.generation import GenerationMode
 
 CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.content_type_conformance,
           checks.response_schema_conformance]
-EXAMPLES = 25
+EXAMPLES = 15
 
 
 def operations(world: World) -> list[Any]:

@@ -18,7 +18,7 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AfterValidator, BaseModel, BeforeValidator, StringConstraints
+from pydantic import AfterValidator, BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 
 from . import events, schemas
@@ -26,43 +26,6 @@ from .errors import BadRequest, PayloadTooLarge
 from .transcripts import Transcripts
 
 TOKEN_COOKIE = "foldline_token"
-
-# -- answers, for the document ----------------------------------------------------------------
-
-WHEN = {
-    400: "a malformed body or a refused parameter; `where` names it",
-    401: "no bearer token, or an unknown one",
-    403: "a member of the workspace writing to an agent it does not own",
-    404: "not found: one answer for every cause, so it reveals nothing",
-    409: "the last message kept changing while the turn ended; end it again",
-    413: "a body over the configured limit",
-    422: "the write door refused it; `where` names the field",
-}
-
-
-Shape = type[BaseModel] | dict[str, Any] | None  # a model, a schema, or nothing to say
-
-
-def answers(
-    ok: dict[int, tuple[Shape, str]], *errors: int, media: str = "application/json"
-) -> dict[int | str, dict[str, Any]]:
-    """``responses=`` for a route: its successes, the errors it can answer, and any other error.
-
-    Errors are JSON whatever ``media`` a success is in (a route serving another type declares
-    ``response_class=StreamingResponse``, whose media type is unset, so FastAPI adds none).
-    """
-    found: dict[int | str, dict[str, Any]] = {}
-    for status, (shape, text) in ok.items():
-        found[status] = success(shape, text, media)
-    found.update({status: {"model": schemas.Error, "description": WHEN[status]} for status in errors})
-    found["default"] = {"model": schemas.Error, "description": "any other error (405, 500), in the same shape"}
-    return found
-
-
-def success(shape: Shape, text: str, media: str) -> dict[str, Any]:
-    if isinstance(shape, dict):
-        return {"description": text, "content": {media: {"schema": shape}}}
-    return {"description": text, **({"model": shape} if shape else {})}
 
 
 def json(data: Any, status: int = 200) -> Response:
@@ -168,14 +131,16 @@ def no_empty(value: Any) -> Any:
     return None if value == "" else value
 
 
+# The store keeps positions and seqs in 32-bit INTEGER columns: a cursor past them was never given.
+MAX_COUNTER = 2**31 - 1
+
+
 def position(value: str) -> str:
     if int(value) > MAX_COUNTER:
         raise ValueError("past any position")
     return value
 
 
-# The store keeps positions and seqs in 32-bit INTEGER columns: a cursor past them was never given.
-MAX_COUNTER = 2**31 - 1
 # Bounds go inside the type, before the digits check, so the document shows them as JSON Schema.
 Seq = Annotated[int, Interval(ge=0, le=MAX_COUNTER), digits(10)]
 Limit = Annotated[
@@ -241,7 +206,7 @@ conversation = APIRouter()  # served twice, below
     "/me",
     summary="The caller and the workspaces it belongs to",
     response_model=None,
-    responses=answers({200: (schemas.Me, "the caller")}, 401),
+    responses=schemas.answers({200: (schemas.Me, "the caller")}, 401),
     tags=["accounts"],
 )
 def me(t: T, who: Reader) -> Response:
@@ -255,7 +220,7 @@ def me(t: T, who: Reader) -> Response:
     response_model=None,
     openapi_extra=schemas.body("NewAgent"),
     tags=["agents"],
-    responses=answers({201: (schemas.Agent, "created")}, 400, 401, 404, 413, 422),
+    responses=schemas.answers({201: (schemas.Agent, "created")}, 400, 401, 404, 413, 422),
 )
 def create_agent(t: T, who: Writer, data: Body) -> Response:
     if not isinstance(data, dict):
@@ -267,7 +232,7 @@ def create_agent(t: T, who: Writer, data: Body) -> Response:
     "/agents",
     summary="The agents of a workspace, newest activity first",
     response_model=None,
-    responses=answers({200: (schemas.AgentList, "the agents")}, 400, 401, 404),
+    responses=schemas.answers({200: (schemas.AgentList, "the agents")}, 400, 401, 404),
     tags=["agents"],
 )
 def list_agents(t: T, who: Reader, workspace_id: WorkspaceId) -> Response:
@@ -278,7 +243,7 @@ def list_agents(t: T, who: Reader, workspace_id: WorkspaceId) -> Response:
     "/agents/{agent}",
     summary="One agent, with its subagents' call ids",
     response_model=None,
-    responses=answers({200: (schemas.Agent, "the agent")}, 401, 404),
+    responses=schemas.answers({200: (schemas.Agent, "the agent")}, 401, 404),
     tags=["agents"],
 )
 def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
@@ -290,7 +255,7 @@ def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     summary="The write door: create or replace one message",
     response_model=None,
     openapi_extra=schemas.body("UIMessage"),
-    responses=answers(
+    responses=schemas.answers(
         {200: (schemas.Written, "replaced"), 201: (schemas.Written, "created")}, 400, 401, 403, 404, 413, 422
     ),
 )
@@ -303,7 +268,7 @@ def put_message(t: T, who: Writer, at: At, message: MessageId, data: Body) -> Re
     "/turn-end",
     summary="End the turn: open tool parts get an unknown outcome",
     response_model=None,
-    responses=answers({200: (schemas.TurnEnded, "the turn ended")}, 401, 403, 404, 409, 422),
+    responses=schemas.answers({200: (schemas.TurnEnded, "the turn ended")}, 401, 403, 404, 409, 422),
 )
 def end_turn(t: T, who: Writer, at: At) -> Response:
     return json(t.end_turn(who, at.agent, at.call))
@@ -313,7 +278,7 @@ def end_turn(t: T, who: Writer, at: At) -> Response:
     "/messages",
     summary="The transcript, whole or cut, paged newest first",
     response_model=None,
-    responses=answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
+    responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
 )
 def read_messages(
     t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
@@ -326,7 +291,7 @@ def read_messages(
     "/messages/{message}/parts/{index}",
     summary="One part, whole",
     response_model=None,
-    responses=answers({200: (schemas.ref("UIPart"), "the part, whole")}, 401, 404),
+    responses=schemas.answers({200: (schemas.ref("UIPart"), "the part, whole")}, 401, 404),
 )
 def read_part(t: T, who: Reader, at: At, message: MessageId, index: Index) -> Response:
     return json(t.part(who, at.agent, message, index, at.call))
@@ -336,7 +301,7 @@ def read_part(t: T, who: Reader, at: At, message: MessageId, index: Index) -> Re
     "/events",
     summary="Server-sent events: each changed message, cut",
     response_class=StreamingResponse,
-    responses=answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, media="text/event-stream"),
+    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, media="text/event-stream"),
 )
 def follow_events(
     request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None

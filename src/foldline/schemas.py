@@ -1,5 +1,8 @@
 """The API's documented shapes: what the OpenAPI document says each route takes and returns.
 
+Three parts: the message shapes (JSON Schema, from message.py's tables), the pydantic models of
+what the routes return, and :func:`answers`, the ``responses=`` of each route.
+
 Nothing here runs on a request. Routes keep answering with orjson bytes; these models and
 schemas only describe them. The message shapes are derived from :mod:`foldline.message`'s
 tables (the ones the write door checks with), so the document and the door cannot disagree.
@@ -241,3 +244,41 @@ class Written(BaseModel):
 class TurnEnded(BaseModel):
     message: str | None = Field(description="the last assistant message, or null when there is none")
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
+
+
+# -- what each route answers ----------------------------------------------------------------
+
+WHEN = {
+    400: "a malformed body or a refused parameter; `where` names it",
+    401: "no bearer token, or an unknown one",
+    403: "a member of the workspace writing to an agent it does not own",
+    404: "not found: one answer for every cause, so it reveals nothing",
+    409: "the last message kept changing while the turn ended; end it again",
+    413: "a body over the configured limit",
+    422: "the write door refused it; `where` names the field",
+}
+
+
+Shape = type[BaseModel] | dict[str, Any] | None  # a model, a schema, or nothing to say
+
+
+def answers(
+    ok: dict[int, tuple[Shape, str]], *errors: int, media: str = "application/json"
+) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: its successes, the errors it can answer, and any other error.
+
+    Errors are JSON whatever ``media`` a success is in (a route serving another type declares
+    ``response_class=StreamingResponse``, whose media type is unset, so FastAPI adds none).
+    """
+    found: dict[int | str, dict[str, Any]] = {}
+    for status, (what, text) in ok.items():
+        found[status] = success(what, text, media)
+    found.update({status: {"model": Error, "description": WHEN[status]} for status in errors})
+    found["default"] = {"model": Error, "description": "any other error (405, 500), in the same shape"}
+    return found
+
+
+def success(what: Shape, text: str, media: str) -> dict[str, Any]:
+    if isinstance(what, dict):
+        return {"description": text, "content": {media: {"schema": what}}}
+    return {"description": text, **({"model": what} if what else {})}
