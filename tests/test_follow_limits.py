@@ -7,11 +7,13 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import httpx
 import orjson
 from conftest import World
 from core_helpers import add_member, put, user
+from servers import ServerThread
 from sqlalchemy import event
 
 from foldline.store import Store
@@ -101,3 +103,27 @@ def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(world: World,
     for f in followers:
         f.join(20)
     assert len(statements) <= 40, statements  # a poll per stream would make 200 (BEGIN and SELECT)
+
+
+def test_an_account_past_its_stream_cap_is_refused_and_gets_its_slots_back(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    capped = Transcripts(store, settings=replace(transcripts.settings, max_streams=2))  # a server of its own
+    with ServerThread(capped) as server:
+        path = f"{server.url}/api/agents/{world.agent}/events"
+        headers = {"Authorization": f"Bearer {world.alice_token}"}
+        with httpx.stream("GET", path, headers=headers, timeout=20) as one, httpx.stream(
+            "GET", path, headers=headers, timeout=20
+        ) as two:
+            assert next(one.iter_lines()).startswith("retry:") and next(two.iter_lines()).startswith("retry:")
+            third = httpx.get(path, headers=headers, timeout=20)
+            assert third.status_code == 429 and third.json()["error"]["code"] == "too_many_requests"
+            other = httpx.get(path, headers={"Authorization": f"Bearer {world.bob_token}"}, timeout=20)
+            assert other.status_code == 404  # the cap is per account; bob is simply not a member
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:  # both closed: their slots come back
+            with httpx.stream("GET", path, headers=headers, timeout=20) as again:
+                if again.status_code == 200:
+                    break
+            time.sleep(0.2)
+        assert again.status_code == 200

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -14,19 +14,21 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
 
-from . import __version__, panel, routes
-from .errors import BadRequest, FoldlineError, NotFound, error_body
+from . import __version__, panel, routes, schemas
+from .errors import FoldlineError, NotFound, error_body
 from .events import Hub
-from .limits import BodyLimit
+from .limits import BodyLimit, Slots
 from .settings import Settings
 from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
 
 
-def error_response(exc: FoldlineError) -> Response:
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+def error_response(exc: FoldlineError, headers: Mapping[str, str] | None = None) -> Response:
+    if exc.status == 401:
+        headers = {"WWW-Authenticate": "Bearer"}
     return Response(
         orjson.dumps(error_body(exc)), status_code=exc.status, media_type="application/json", headers=headers
     )
@@ -39,9 +41,7 @@ async def on_foldline_error(request: Request, exc: Exception) -> Response:
 
 async def on_validation_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, RequestValidationError)
-    first: dict[str, Any] = exc.errors()[0] if exc.errors() else {}
-    where = ".".join(str(p) for p in first.get("loc", ()))
-    return error_response(BadRequest("the request's parameters are not valid", where=where or None))
+    return error_response(routes.parameter_error(list(exc.errors())))
 
 
 HTTP_CODES = {405: "method_not_allowed"}
@@ -53,7 +53,21 @@ async def on_http_error(request: Request, exc: Exception) -> Response:
         return error_response(NotFound())
     error = FoldlineError(str(exc.detail))
     error.status, error.code = exc.status_code, HTTP_CODES.get(exc.status_code, "http_error")
-    return error_response(error)
+    headers = {"Allow": allowed(request)} if exc.status_code == 405 else exc.headers
+    return error_response(error, headers)
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
+
+
+def allowed(request: Request) -> str:
+    """Every method the path answers to, asked of each route (Starlette's own names one route's)."""
+    routes = request.app.router.routes
+    return ", ".join(m for m in METHODS if any(full(route, {**request.scope, "method": m}) for route in routes))
+
+
+def full(route: BaseRoute, scope: dict[str, Any]) -> bool:
+    return route.matches(scope)[0] is Match.FULL
 
 
 async def on_unexpected(request: Request, exc: Exception) -> Response:
@@ -78,6 +92,15 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     return limit_for
 
 
+class App(FastAPI):
+    def openapi(self) -> dict[str, Any]:
+        """FastAPI's document, with the message shapes the routes refer to (:mod:`foldline.schemas`)."""
+        if self.openapi_schema is None:
+            document = super().openapi()
+            document.setdefault("components", {}).setdefault("schemas", {}).update(schemas.components())
+        return super().openapi()
+
+
 def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) -> FastAPI:
     """The app serving ``transcripts``; each of ``background`` starts and stops with it."""
 
@@ -96,7 +119,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
             stop()
 
     hub = Hub(transcripts.seqs, transcripts.settings.poll_seconds)
-    app = FastAPI(
+    app = App(
         lifespan=lifespan,
         redirect_slashes=False,
         title="Foldline",
@@ -109,6 +132,9 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     transcripts.listeners.append(hub.notify)
     app.state.transcripts = transcripts
     app.state.hub = hub
+    settings = transcripts.settings
+    app.state.streams = Slots("event streams", settings.max_streams)
+    app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
     app.add_exception_handler(FoldlineError, on_foldline_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)

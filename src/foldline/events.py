@@ -133,12 +133,31 @@ async def stream(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int = BATCH,
+    on_open: Callable[[], None] = lambda: None,
+    on_close: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
     ``changes(seq)`` returns at most ``batch`` messages after ``seq``; ``allowed()`` says whether
-    the follower may still read the conversation (the stream ends when it may not).
+    the follower may still read the conversation (the stream ends when it may not); ``on_open``
+    runs when the stream starts and ``on_close`` when it ends, however it ends.
     """
+    on_open()
+    try:
+        async for chunk in _follow(changes, wait, since, disconnected, allowed, batch):
+            yield chunk
+    finally:
+        on_close()
+
+
+async def _follow(
+    changes: Callable[[int], Sequence[tuple[int, dict[str, Any]]]],
+    wait: Callable[[float], Awaitable[bool]],
+    since: int,
+    disconnected: Callable[[], Awaitable[bool]],
+    allowed: Callable[[], bool],
+    batch: int,
+) -> AsyncIterator[bytes]:
     opened = False
     while not await disconnected():
         found = await run_in_threadpool(changes, since)

@@ -1,58 +1,40 @@
-"""The HTTP API: each route parses, calls :class:`~foldline.transcripts.Transcripts`, serialises."""
+"""The HTTP API: each route parses, calls :class:`~foldline.transcripts.Transcripts`, serialises.
+
+The five conversation routes are written once (:data:`conversation`) and served under two
+prefixes: an agent's (``/api/agents/{agent}``) and a subagent's
+(``/api/agents/{agent}/subagents/{call}``). Parameters are declared with their real types; a
+refused one is a 400 whose ``where`` names it (:func:`parameter_error`). Bodies are read by hand,
+once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents them and every answer.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Request
+from annotated_types import Interval
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
+from fastapi.routing import APIRoute
+from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import AfterValidator, BeforeValidator, StringConstraints
+from pydantic.json_schema import SkipJsonSchema
 
-from . import events
-from .errors import BadRequest, PayloadTooLarge
-from .transcripts import Transcripts, parse_seq
+from . import events, schemas
+from .errors import BadRequest, Invalid, PayloadTooLarge
+from .limits import Slots
+from .message import inexact_integer
+from .transcripts import Transcripts
 
-router = APIRouter(prefix="/api")
 TOKEN_COOKIE = "foldline_token"
-
-MESSAGE_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "description": "An AI SDK UIMessage. Unknown keys are kept.",
-                    "required": ["role", "parts"],
-                    "properties": {
-                        "id": {"type": "string", "format": "uuid"},
-                        "role": {"enum": ["system", "user", "assistant"]},
-                        "metadata": {"type": "object"},
-                        "parts": {"type": "array", "items": {"type": "object"}},
-                    },
-                }
-            }
-        },
-    }
-}
-AGENT_BODY = {
-    "requestBody": {
-        "required": True,
-        "content": {
-            "application/json": {
-                "schema": {
-                    "type": "object",
-                    "required": ["workspace_id"],
-                    "properties": {"workspace_id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}},
-                }
-            }
-        },
-    }
-}
 
 
 def json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
+
+
+# -- what a route depends on ------------------------------------------------------------------
 
 
 def transcripts(request: Request) -> Transcripts:
@@ -60,19 +42,31 @@ def transcripts(request: Request) -> Transcripts:
     return t
 
 
+bearer = HTTPBearer(auto_error=False, scheme_name="bearerAuth", description="an account's token")
+cookie = APIKeyCookie(
+    name=TOKEN_COOKIE, auto_error=False, scheme_name="panelCookie", description="the panel's cookie; reads only"
+)
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
+
+
 def token_of(request: Request) -> str | None:
-    """The caller's token: a bearer token, or (for reads only) the panel's cookie."""
-    authorization = request.headers.get("authorization")
-    if authorization and authorization[:7].lower() == "bearer ":
+    """The caller's token as :func:`reader` takes it: a bearer token, or the panel's cookie."""
+    authorization = request.headers.get("authorization", "")
+    if authorization[:7].lower() == "bearer ":
         return authorization[7:].strip()
-    if request.method == "GET":
-        return request.cookies.get(TOKEN_COOKIE)
-    return None
+    return request.cookies.get(TOKEN_COOKIE)
 
 
-def account(request: Request, authorization: Annotated[str | None, Header()] = None) -> str:
-    """The caller: a bearer token, or (for reads only) the panel's cookie."""
-    return transcripts(request).authenticate(token_of(request))
+def writer(request: Request, credentials: Bearer) -> str:
+    """The caller of a write: a bearer token, never the cookie (a forged cross-site form changes nothing)."""
+    token = credentials.credentials.strip() if credentials else None
+    return transcripts(request).authenticate(token)
+
+
+def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
+    """The caller of a read: a bearer token, or the panel's cookie."""
+    token = credentials.credentials.strip() if credentials else panel
+    return transcripts(request).authenticate(token)
 
 
 async def body(request: Request) -> Any:
@@ -89,9 +83,13 @@ async def body(request: Request) -> Any:
         chunks.append(chunk)
     raw = b"".join(chunks)
     try:
-        return orjson.loads(raw)
+        data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise BadRequest(json_error(raw, exc)) from None
+    inexact = inexact_integer(raw)
+    if inexact is not None:
+        raise Invalid("an integer past 64 bits would not be kept exactly; send it as a string", where=inexact)
+    return data
 
 
 def json_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
@@ -103,160 +101,250 @@ def json_error(raw: bytes, exc: orjson.JSONDecodeError) -> str:
     return f"the body is not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
 
 
-Account = Annotated[str, Depends(account)]
+@dataclass(frozen=True, slots=True)
+class Address:
+    """Which conversation a route is about: an agent's, or (with ``call``) one of its subagents'."""
+
+    agent: str
+    call: str | None
+
+
+AgentId = Annotated[str, Path(description="the agent's id (a UUID)", json_schema_extra={"format": "uuid"})]
+CallId = Annotated[str, Path(description="the tool call id that started the subagent, as the agent wrote it")]
+
+
+def address(request: Request, agent: AgentId) -> Address:
+    return Address(agent, request.path_params.get("call"))
+
+
+def subagent(call: CallId) -> None:
+    """Declares ``call`` on the subagent prefix; :func:`address` reads it."""
+
+
+Reader = Annotated[str, Depends(reader)]
+Writer = Annotated[str, Depends(writer)]
 Body = Annotated[Any, Depends(body)]
 T = Annotated[Transcripts, Depends(transcripts)]
+At = Annotated[Address, Depends(address)]
+
+# -- parameters -------------------------------------------------------------------------------
 
 
-def page_args(parts: str | None, limit: str | None) -> tuple[bool, int | None]:
-    if parts not in (None, "cut", "whole"):
-        raise BadRequest("'parts' is 'cut' or 'whole'", where="parts")
-    if limit is None:
-        return parts == "cut", None
-    if not (limit.isascii() and limit.isdigit() and len(limit) <= 9) or not 1 <= int(limit) <= 1000:
-        raise BadRequest("'limit' is a whole number from 1 to 1000", where="limit")
-    return parts == "cut", int(limit)
+def digits(most: int) -> BeforeValidator:
+    """Only ASCII digits, at most ``most`` of them (no sign, space, ``_``, or other scripts' digits)."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and not (value.isascii() and value.isdigit() and len(value) <= most):
+            raise ValueError("not a whole number")
+        return value
+
+    return BeforeValidator(check)
 
 
-@router.get("/me", summary="The caller and the workspaces it belongs to")
-def me(t: T, who: Account) -> Response:
+def no_empty(value: Any) -> Any:
+    return None if value == "" else value
+
+
+# The store keeps positions and seqs in 32-bit INTEGER columns: a cursor past them was never given.
+MAX_COUNTER = 2**31 - 1
+
+
+def position(value: str) -> str:
+    if int(value) > MAX_COUNTER:
+        raise ValueError("past any position")
+    return value
+
+
+# Bounds go inside the type, before the digits check, so the document shows them as JSON Schema.
+Seq = Annotated[int, Interval(ge=0, le=MAX_COUNTER), digits(10)]
+Limit = Annotated[
+    Annotated[int, Interval(ge=1, le=1000), digits(4)] | SkipJsonSchema[None],
+    Query(description="the newest N messages; without it, all of them"),
+]
+Parts = Annotated[
+    Literal["cut", "whole"] | SkipJsonSchema[None],
+    Query(description="cut: big fields of some parts replaced by a reference (see cutParts)"),
+]
+Before = Annotated[
+    Annotated[str, StringConstraints(pattern="^[0-9]{1,10}$"), AfterValidator(position)] | SkipJsonSchema[None],
+    Query(description="a previous page's `next`: the messages before it"),
+]
+Since = Annotated[Seq, Query(description="a `seq` from an earlier read: the writes after it")]
+LastEventId = Annotated[
+    Seq | SkipJsonSchema[None],
+    Header(description="sent by a reconnecting EventSource; wins over `since`"),
+    BeforeValidator(no_empty),
+]
+WorkspaceId = Annotated[str, Query(description="the workspace's id (a UUID)", json_schema_extra={"format": "uuid"})]
+MessageId = Annotated[str, Path(description="the message's id (a UUID)", json_schema_extra={"format": "uuid"})]
+Index = Annotated[
+    str, Path(description="the part's index, from 0; any other is not found", json_schema_extra={"pattern": "^[0-9]+$"})
+]
+
+# What a refused parameter is told, by the name in `where`.
+PARAMETER_ERRORS = {
+    "limit": "'limit' is a whole number from 1 to 1000",
+    "parts": "'parts' is 'cut' or 'whole'",
+    "before": "'before' must be a cursor from a previous page's 'next'",
+    "since": "'since' (or Last-Event-ID) is a seq from an earlier read",
+    "workspace_id": "workspace_id is required",
+}
+WHERE = {"last-event-id": "since"}  # one cursor, two spellings
+
+
+def parameter_error(errors: list[Any]) -> BadRequest:
+    """The 400 for a refused parameter (FastAPI's validation), naming it in ``where``."""
+    loc: tuple[Any, ...] = tuple(errors[0].get("loc", ())) if errors else ()
+    name = str(loc[1]) if len(loc) > 1 else ""  # (where, name, and for a union which member)
+    where = WHERE.get(name, name)
+    return BadRequest(PARAMETER_ERRORS.get(where, "the request's parameters are not valid"), where=where or None)
+
+
+# -- the routes -------------------------------------------------------------------------------
+
+
+def operation_id(route: APIRoute) -> str:
+    return route.name
+
+
+def subagent_operation_id(route: APIRoute) -> str:
+    return f"subagent_{route.name}"
+
+
+EVENTS = "each write after `since`: `id: <seq>`, `event: message`, `data: <a Message, cut>`; then live"
+router = APIRouter(prefix="/api", generate_unique_id_function=operation_id)
+conversation = APIRouter()  # served twice, below
+
+
+@router.get(
+    "/me",
+    summary="The caller and the workspaces it belongs to",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Me, "the caller")}, 401),
+    tags=["accounts"],
+)
+def me(t: T, who: Reader) -> Response:
     return json(t.me(who))
 
 
-@router.post("/agents", status_code=201, summary="Create an agent owned by the caller", openapi_extra=AGENT_BODY)
-def create_agent(t: T, who: Account, data: Body) -> Response:
+@router.post(
+    "/agents",
+    status_code=201,
+    summary="Create an agent owned by the caller",
+    response_model=None,
+    openapi_extra=schemas.body("NewAgent"),
+    tags=["agents"],
+    responses=schemas.answers({201: (schemas.Agent, "created")}, 400, 401, 404, 413, 422),
+)
+def create_agent(t: T, who: Writer, data: Body) -> Response:
     if not isinstance(data, dict):
         raise BadRequest("the body must be a JSON object")
     return json(t.create_agent(who, data.get("workspace_id"), data.get("title")), 201)
 
 
-@router.get("/agents", summary="The agents of a workspace, newest activity first")
-def list_agents(t: T, who: Account, workspace_id: str | None = None) -> Response:
+@router.get(
+    "/agents",
+    summary="The agents of a workspace, newest activity first",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.AgentList, "the agents")}, 400, 401, 404),
+    tags=["agents"],
+)
+def list_agents(t: T, who: Reader, workspace_id: WorkspaceId) -> Response:
     return json(t.list_agents(who, workspace_id))
 
 
-@router.get("/agents/{agent}", summary="One agent, with its subagents' call ids")
-def get_agent(t: T, who: Account, agent: str) -> Response:
+@router.get(
+    "/agents/{agent}",
+    summary="One agent, with its subagents' call ids",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Agent, "the agent")}, 401, 404),
+    tags=["agents"],
+)
+def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     return json(t.agent(who, agent))
 
 
-def _put(t: Transcripts, who: str, agent: str, message: str, data: Any, call: str | None) -> Response:
-    result = t.put_message(who, agent, message, data, call)
+@conversation.put(
+    "/messages/{message}",
+    summary="The write door: create or replace one message",
+    response_model=None,
+    openapi_extra=schemas.body("UIMessage"),
+    responses=schemas.answers(
+        {200: (schemas.Written, "replaced"), 201: (schemas.Written, "created")}, 400, 401, 403, 404, 413, 422
+    ),
+)
+def put_message(t: T, who: Writer, at: At, message: MessageId, data: Body) -> Response:
+    result = t.put_message(who, at.agent, message, data, at.call)
     return json(result, 201 if result["created"] else 200)
 
 
-def _read(
-    t: Transcripts, who: str, agent: str, call: str | None, parts: str | None, limit: str | None, before: str | None
-) -> Response:
-    cut, count = page_args(parts, limit)
-    return json(t.messages(who, agent, call=call, cut=cut, limit=count, before=before))
+@conversation.post(
+    "/turn-end",
+    summary="End the turn: open tool parts get an unknown outcome",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.TurnEnded, "the turn ended")}, 401, 403, 404, 409, 422),
+)
+def end_turn(t: T, who: Writer, at: At) -> Response:
+    return json(t.end_turn(who, at.agent, at.call))
 
 
-def _events(
-    request: Request,
-    t: Transcripts,
-    who: str,
-    agent: str,
-    call: str | None,
-    since: str | None,
-    last_event_id: str | None,
+@conversation.get(
+    "/messages",
+    summary="The transcript, whole or cut, paged newest first",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
+)
+def read_messages(
+    t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
 ) -> Response:
-    conv = t.conversation(who, agent, call)
-    start = parse_seq(last_event_id or since or "0", "since", "'since' (or Last-Event-ID) is a seq from a read")
+    page = t.messages(who, at.agent, call=at.call, cut=parts == "cut", limit=limit, before=before)
+    return json(page)
+
+
+@conversation.get(
+    "/messages/{message}/parts/{index}",
+    summary="One part, whole",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.ref("UIPart"), "the part, whole")}, 401, 404),
+)
+def read_part(request: Request, t: T, who: Reader, at: At, message: MessageId, index: Index) -> Response:
+    whole_reads: Slots = request.app.state.whole_reads
+    with whole_reads.taken(who):
+        return json(t.part(who, at.agent, message, index, at.call))
+
+
+@conversation.get(
+    "/events",
+    summary="Server-sent events: each changed message, cut",
+    response_class=StreamingResponse,
+    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, media="text/event-stream"),
+)
+def follow_events(
+    request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None
+) -> Response:
+    conv = t.conversation(who, at.agent, at.call)
     hub: events.Hub = request.app.state.hub
+    streams: Slots = request.app.state.streams
     token = token_of(request)
-    body = events.stream(
+    streams.check(who)  # a 429 now; the slot itself is taken and given back by the stream
+    stream = events.stream(
         lambda seq: t.changes(conv, seq, events.BATCH),
         lambda timeout: hub.wait(conv.id, timeout),
-        start,
+        since if last_event_id is None else last_event_id,
         request.is_disconnected,
-        lambda: t.may_follow(token, who, agent, call),
+        lambda: t.may_follow(token, who, at.agent, at.call),
+        on_open=lambda: streams.add(who),
+        on_close=lambda: streams.release(who),
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(body, media_type="text/event-stream", headers=headers)
+    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
 
-@router.put(
-    "/agents/{agent}/messages/{message}",
-    summary="The write door: create or replace one message",
-    openapi_extra=MESSAGE_BODY,
+router.include_router(conversation, prefix="/agents/{agent}", tags=["conversation"])
+router.include_router(
+    conversation,
+    prefix="/agents/{agent}/subagents/{call}",
+    tags=["subagent conversation"],
+    dependencies=[Depends(subagent)],
+    generate_unique_id_function=subagent_operation_id,
 )
-def put_message(t: T, who: Account, agent: str, message: str, data: Body) -> Response:
-    return _put(t, who, agent, message, data, None)
-
-
-@router.post("/agents/{agent}/turn-end", summary="End the turn: open tool parts get an unknown outcome")
-def turn_end(t: T, who: Account, agent: str) -> Response:
-    return json(t.end_turn(who, agent))
-
-
-@router.get("/agents/{agent}/messages", summary="The transcript, whole or cut, paged newest first")
-def read_messages(
-    t: T, who: Account, agent: str, parts: str | None = None, limit: str | None = None, before: str | None = None
-) -> Response:
-    return _read(t, who, agent, None, parts, limit, before)
-
-
-@router.get("/agents/{agent}/messages/{message}/parts/{index}", summary="One part, whole")
-def read_part(t: T, who: Account, agent: str, message: str, index: str) -> Response:
-    return json(t.part(who, agent, message, index))
-
-
-@router.get("/agents/{agent}/events", summary="Server-sent events: each changed message, cut")
-def agent_events(
-    request: Request,
-    t: T,
-    who: Account,
-    agent: str,
-    since: str | None = None,
-    last_event_id: Annotated[str | None, Header()] = None,
-) -> Response:
-    return _events(request, t, who, agent, None, since, last_event_id)
-
-
-@router.put(
-    "/agents/{agent}/subagents/{call}/messages/{message}",
-    summary="The write door, for a subagent's conversation",
-    openapi_extra=MESSAGE_BODY,
-)
-def put_sub_message(t: T, who: Account, agent: str, call: str, message: str, data: Body) -> Response:
-    return _put(t, who, agent, message, data, call)
-
-
-@router.post("/agents/{agent}/subagents/{call}/turn-end", summary="End a subagent's turn")
-def sub_turn_end(t: T, who: Account, agent: str, call: str) -> Response:
-    return json(t.end_turn(who, agent, call))
-
-
-@router.get("/agents/{agent}/subagents/{call}/messages", summary="A subagent's transcript")
-def read_sub_messages(
-    t: T,
-    who: Account,
-    agent: str,
-    call: str,
-    parts: str | None = None,
-    limit: str | None = None,
-    before: str | None = None,
-) -> Response:
-    return _read(t, who, agent, call, parts, limit, before)
-
-
-@router.get(
-    "/agents/{agent}/subagents/{call}/messages/{message}/parts/{index}",
-    summary="One part of a subagent's message, whole",
-)
-def read_sub_part(t: T, who: Account, agent: str, call: str, message: str, index: str) -> Response:
-    return json(t.part(who, agent, message, index, call))
-
-
-@router.get("/agents/{agent}/subagents/{call}/events", summary="Server-sent events for a subagent")
-def sub_events(
-    request: Request,
-    t: T,
-    who: Account,
-    agent: str,
-    call: str,
-    since: str | None = None,
-    last_event_id: Annotated[str | None, Header()] = None,
-) -> Response:
-    return _events(request, t, who, agent, call, since, last_event_id)

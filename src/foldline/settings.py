@@ -39,6 +39,9 @@ class Settings:
     body_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_BODY_TIMEOUT", "60"))
     keep_alive: float = field(default_factory=lambda: env_number("FOLDLINE_KEEP_ALIVE", "5"))
     max_connections: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_CONNECTIONS", "1000")))
+    # Per account, at once (429 past them): open event streams, and whole-part reads.
+    max_streams: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_STREAMS", "50")))
+    max_whole_reads: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_WHOLE_READS", "4")))
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
@@ -50,7 +53,8 @@ class Settings:
             raise ValueError("FOLDLINE_TEXT_BOUND must be at least the cut's bound (FOLDLINE_BOUND)")
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
-        if min(self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections) <= 0:
+        limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
+        if min(*limits, self.max_whole_reads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

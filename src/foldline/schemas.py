@@ -1,0 +1,284 @@
+"""The API's documented shapes: what the OpenAPI document says each route takes and returns.
+
+Three parts: the message shapes (JSON Schema, from message.py's tables), the pydantic models of
+what the routes return, and :func:`answers`, the ``responses=`` of each route.
+
+Nothing here runs on a request. Routes keep answering with orjson bytes; these models and
+schemas only describe them. The message shapes are derived from :mod:`foldline.message`'s
+tables (the ones the write door checks with), so the document and the door cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, Field, WithJsonSchema
+from pydantic.json_schema import SkipJsonSchema
+
+from . import message as shape
+
+REF = "#/components/schemas/"
+Schema = dict[str, Any]
+
+
+def ref(name: str) -> Schema:
+    return {"$ref": REF + name}
+
+
+# -- the message shape, from message.py's tables ---------------------------------------------
+
+# The JSON Schema of each check the tables use; a check missing here fails at import.
+CHECKS: dict[shape.Check, Schema] = {
+    shape.is_str: {"type": "string"},
+    shape.is_obj: {"type": "object"},
+    shape.is_bool: {"type": "boolean"},
+    shape.is_text_state: {"enum": list(shape.TEXT_STATES)},
+    shape.any_value: {},
+}
+
+# The state fields a tool part may hold, and what each must be when it is there.
+STATE_FIELDS: dict[str, Schema] = {
+    "input": {"description": "checked against the tool's input schema from the registry"},
+    "output": {"description": "checked against the tool's output schema from the registry"},
+    "errorText": {"type": "string"},
+    "approval": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
+    "preliminary": {"type": "boolean"},
+    "rawInput": {},
+}
+
+# An approval's answer, by tool state (as check_approval checks it); False: there is none yet.
+APPROVED: dict[str, Schema | bool] = {
+    "approval-requested": False,
+    "approval-responded": {"type": "boolean"},
+    "output-available": {"const": True},
+    "output-error": {"const": True},
+    "output-denied": {"const": False},
+}
+
+
+def object_schema(kind: Schema, fields: Mapping[str, tuple[bool, shape.Check]], extra: Schema | None = None) -> Schema:
+    """A part's schema from one of message.py's field tables. Unknown keys are allowed (kept)."""
+    properties: Schema = {"type": kind, **{name: CHECKS[check] for name, (_, check) in fields.items()}}
+    required = ["type", *(name for name, (needed, _) in fields.items() if needed)]
+    return {"type": "object", "required": required, "properties": properties, **(extra or {})}
+
+
+def state_schema(state: str, rules: dict[str, str]) -> Schema:
+    """One tool state: the state fields it requires, allows and refuses."""
+    properties: Schema = {"state": {"const": state}}
+    for name in shape.STATE_FIELDS:
+        properties[name] = STATE_FIELDS[name] if name in rules else False
+    if "approval" in rules:
+        approved = APPROVED[state]
+        answer = {"properties": {"approved": approved}}
+        required = {"required": ["approved"]} if approved is not False else {}
+        properties["approval"] = {"allOf": [STATE_FIELDS["approval"], answer, required]}
+    return {"properties": properties, "required": [name for name, rule in rules.items() if rule == "req"]}
+
+
+def tool_part(kind: Schema, extra: dict[str, tuple[bool, shape.Check]]) -> Schema:
+    states = [state_schema(state, rules) for state, rules in shape.TOOL_STATES.items()]
+    schema = object_schema(kind, {**shape.TOOL_COMMON, **extra}, {"oneOf": states})
+    schema["required"].append("state")
+    return schema
+
+
+def part_schemas() -> dict[str, Schema]:
+    """Each part type the write door knows, by name."""
+    schemas = {name: object_schema({"const": name}, fields) for name, fields in shape.PARTS.items()}
+    schemas["data-*"] = object_schema({"type": "string", "pattern": "^data-."}, shape.DATA_PART)
+    schemas["tool-*"] = tool_part({"type": "string", "pattern": "^tool-."}, {})
+    schemas["dynamic-tool"] = tool_part({"const": "dynamic-tool"}, {"toolName": (True, shape.is_str)})
+    for name, schema in schemas.items():
+        schema["title"] = name
+    return schemas
+
+
+def ui_part() -> Schema:
+    return {
+        "description": "One part of a UIMessage, as the write door checks it. Unknown keys are kept.",
+        "oneOf": list(part_schemas().values()),
+    }
+
+
+def ui_message() -> Schema:
+    return {
+        "type": "object",
+        "description": "An AI SDK UIMessage, as the write door checks it. Unknown keys are kept.",
+        "required": ["role", "parts"],
+        "properties": {
+            "id": {"type": "string", "format": "uuid", "description": "may be left out; equal to the path's id"},
+            "role": {"enum": list(shape.ROLES)},
+            "metadata": {"description": "checked against the registry's metadata schema for the role"},
+            "parts": {"type": "array", "items": ref("UIPart")},
+        },
+        "if": {"properties": {"role": {"const": "assistant"}}},
+        "else": {"properties": {"parts": {"minItems": 1}}},
+    }
+
+
+def read_message() -> Schema:
+    """A message as a read returns it: as written, some parts cut, unreadable ones skipped."""
+    cut_part = {
+        "type": "object",
+        "required": ["type"],
+        "properties": {"type": {"type": "string"}},
+        "description": "a part listed in cutParts: as written, less the field that was cut",
+    }
+    return {
+        "type": "object",
+        "required": ["id", "parts"],
+        "properties": {
+            "id": {"type": "string", "format": "uuid"},
+            "role": {"enum": list(shape.ROLES)},
+            "metadata": {"description": "left out when it no longer matches the role's schema"},
+            "parts": {"type": "array", "items": {"anyOf": [ref("UIPart"), cut_part]}},
+            "cutParts": {"type": "array", "items": ref("CutRef")},
+            "skippedParts": {
+                "type": "array",
+                "items": {"type": "integer", "minimum": 0},
+                "description": "indexes of stored parts left out because today's checks refuse them",
+            },
+        },
+    }
+
+
+CUT_REF: Schema = {
+    "type": "object",
+    "description": "A field left out of a cut part: fetch the part by its index to get it whole.",
+    "required": ["index", "field", "bytes", "head", "tail"],
+    "properties": {
+        "index": {"type": "integer", "minimum": 0},
+        "field": {"type": "string"},
+        "bytes": {"type": "integer", "minimum": 0},
+        "head": {"type": "string"},
+        "tail": {"type": "string"},
+    },
+}
+
+NEW_AGENT: Schema = {
+    "type": "object",
+    "required": ["workspace_id"],
+    "properties": {"workspace_id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}},
+}
+
+
+def components() -> dict[str, Schema]:
+    """The hand-made schemas the document adds to its components (the pydantic ones come by themselves)."""
+    return {
+        "UIMessage": ui_message(),
+        "UIPart": ui_part(),
+        "Message": read_message(),
+        "CutRef": CUT_REF,
+        "NewAgent": NEW_AGENT,
+    }
+
+
+def body(name: str) -> Schema:
+    """``openapi_extra`` for a route whose JSON body is read by hand (routes.body)."""
+    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref(name)}}}}
+
+
+Message = Annotated[dict[str, Any], WithJsonSchema(ref("Message"))]
+UIPart = Annotated[dict[str, Any], WithJsonSchema(ref("UIPart"))]
+
+
+# -- what the routes return ------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="stable, for programs: bad_request, unauthorized, not_found, …")
+    message: str = Field(description="for people; never repeats the payload")
+    where: str | SkipJsonSchema[None] = Field(
+        default=None, description="the parameter or field at fault, e.g. limit or parts[3].output"
+    )
+
+
+class Error(BaseModel):
+    """Every error, whatever its status."""
+
+    error: ErrorDetail
+
+
+class Workspace(BaseModel):
+    id: str
+    name: str
+
+
+class Me(BaseModel):
+    id: str
+    name: str
+    workspaces: list[Workspace]
+
+
+class AgentSummary(BaseModel):
+    id: str
+    workspace_id: str
+    owner_id: str
+    title: str | None
+    created_at: str = Field(description="ISO 8601, UTC")
+    updated_at: str = Field(description="ISO 8601, UTC: the last write to it or to one of its subagents")
+
+
+class Agent(AgentSummary):
+    subagents: list[str] = Field(description="its subagents' call ids, oldest first")
+
+
+class AgentList(BaseModel):
+    agents: list[AgentSummary]
+
+
+class Page(BaseModel):
+    messages: list[Message] = Field(description="oldest first")
+    next: str | None = Field(description="pass back as before= for the page before this one; null on the first")
+    seq: int = Field(description="the conversation's write counter when read: follow events from here")
+
+
+class Written(BaseModel):
+    id: str
+    seq: int
+    created: bool
+
+
+class TurnEnded(BaseModel):
+    message: str | None = Field(description="the last assistant message, or null when there is none")
+    ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
+
+
+# -- what each route answers ----------------------------------------------------------------
+
+WHEN = {
+    400: "a malformed body or a refused parameter; `where` names it",
+    401: "no bearer token, or an unknown one",
+    403: "a member of the workspace writing to an agent it does not own",
+    404: "not found: one answer for every cause, so it reveals nothing",
+    409: "the last message kept changing while the turn ended; end it again",
+    413: "a body over the configured limit",
+    422: "the write door refused it; `where` names the field",
+}
+
+
+Shape = type[BaseModel] | dict[str, Any] | None  # a model, a schema, or nothing to say
+
+
+def answers(
+    ok: dict[int, tuple[Shape, str]], *errors: int, media: str = "application/json"
+) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: its successes, the errors it can answer, and any other error.
+
+    Errors are JSON whatever ``media`` a success is in (a route serving another type declares
+    ``response_class=StreamingResponse``, whose media type is unset, so FastAPI adds none).
+    """
+    found: dict[int | str, dict[str, Any]] = {}
+    for status, (what, text) in ok.items():
+        found[status] = success(what, text, media)
+    found.update({status: {"model": Error, "description": WHEN[status]} for status in errors})
+    found["default"] = {"model": Error, "description": "any other error (405, 500), in the same shape"}
+    return found
+
+
+def success(what: Shape, text: str, media: str) -> dict[str, Any]:
+    if isinstance(what, dict):
+        return {"description": text, "content": {media: {"schema": what}}}
+    return {"description": text, **({"model": what} if what else {})}
