@@ -17,10 +17,12 @@ import orjson
 
 from .cut import candidate, cut_text, tool_name
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from .fields import searchable
 from .message import canonical, check_message, readable_metadata, readable_part
 from .registry import Registry
 from .settings import Settings
 from .store import Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .store.chunks import FieldText
 
 TURN_ENDED = "the turn ended before this tool returned; its outcome is unknown"
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
@@ -177,11 +179,15 @@ class Transcripts:
         name = tool_name(part)
         found = candidate(part)
         cut = cut_text(*found, bound=self.settings.bound) if found else None
+        texts = tuple(
+            FieldText(field, text, len(cut.head) if cut and cut.field == field else None)
+            for field, text in searchable(part)
+        )
         if cut is None:
-            return StoredPart(index, name, body)
+            return StoredPart(index, name, body, texts=texts)
         rest = {k: v for k, v in part.items() if k != cut.field}
         ref = {"index": index, "field": cut.field, "bytes": cut.bytes, "head": cut.head, "tail": cut.tail}
-        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode())
+        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode(), texts)
 
     def end_turn(self, account: str, agent_id: str, call: str | None = None) -> Json:
         """Give every open tool part of the last assistant message an unknown outcome.
