@@ -193,9 +193,50 @@ def read_messages(
     return _read(t, who, agent, None, parts, limit, before)
 
 
-@router.get("/agents/{agent}/messages/{message}/parts/{index}", summary="One part, whole")
-def read_part(t: T, who: Account, agent: str, message: str, index: str) -> Response:
-    return json(t.part(who, agent, message, index))
+def _part(
+    t: Transcripts,
+    who: str,
+    agent: str,
+    message: str,
+    index: str,
+    call: str | None,
+    field: str | None,
+    start: str | None,
+    end: str | None,
+) -> Response:
+    """The whole part, or with ``field`` a slice of that field (``start``/``end`` in code points)."""
+    if field is None:
+        if start is not None or end is not None:
+            raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
+        return json(t.part(who, agent, message, index, call))
+    return json(t.part_slice(who, agent, message, index, field, "0" if start is None else start, end, call))
+
+
+@router.get("/search", summary="Search every transcript the caller may read, cut middles included")
+def search(
+    t: T,
+    who: Account,
+    q: str | None = None,
+    workspace_id: str | None = None,
+    agent: str | None = None,
+    limit: str | None = None,
+    cursor: str | None = None,
+) -> Response:
+    return json(t.search(who, q, workspace_id, agent, limit, cursor))
+
+
+@router.get("/agents/{agent}/messages/{message}/parts/{index}", summary="One part, whole, or a slice of one field")
+def read_part(
+    t: T,
+    who: Account,
+    agent: str,
+    message: str,
+    index: str,
+    field: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> Response:
+    return _part(t, who, agent, message, index, None, field, start, end)
 
 
 @router.get("/agents/{agent}/events", summary="Server-sent events: each changed message, cut")
@@ -239,10 +280,20 @@ def read_sub_messages(
 
 @router.get(
     "/agents/{agent}/subagents/{call}/messages/{message}/parts/{index}",
-    summary="One part of a subagent's message, whole",
+    summary="One part of a subagent's message, whole, or a slice of one field",
 )
-def read_sub_part(t: T, who: Account, agent: str, call: str, message: str, index: str) -> Response:
-    return json(t.part(who, agent, message, index, call))
+def read_sub_part(
+    t: T,
+    who: Account,
+    agent: str,
+    call: str,
+    message: str,
+    index: str,
+    field: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+) -> Response:
+    return _part(t, who, agent, message, index, call, field, start, end)
 
 
 @router.get("/agents/{agent}/subagents/{call}/events", summary="Server-sent events for a subagent")
