@@ -143,3 +143,45 @@ class Client:
     def subagent_part(self, agent: str, call: str, message: str, index: int) -> Json:
         result: Json = self._call("GET", f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}")
         return result
+
+    def part_slice(
+        self,
+        agent: str,
+        message: str,
+        index: int,
+        field: str,
+        *,
+        start: int = 0,
+        end: int | None = None,
+        call: str | None = None,
+    ) -> Json:
+        """Code points ``[start, end)`` of one field (``text``, ``output``, ``errorText``,
+        ``input``) of one part, of the agent or its subagent ``call``: ``{"field", "start",
+        "end", "length", "text"}``; ``end`` defaults to (and is clamped to) the field's length."""
+        params: dict[str, Any] = {"field": field, "start": start}
+        if end is not None:
+            params["end"] = end
+        path = f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}"
+        result: Json = self._call("GET", path, params=params)
+        return result
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        q: str,
+        *,
+        workspace_id: str | None = None,
+        agent: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> Json:
+        """Hits for ``q`` in every transcript the caller may read (narrowed to a workspace, or
+        an agent with its subagents), newest first: ``{"hits", "next"}``; pass ``next`` back as
+        ``cursor`` for the following page."""
+        params: dict[str, Any] = {"q": q}
+        for name, value in (("workspace_id", workspace_id), ("agent", agent), ("limit", limit), ("cursor", cursor)):
+            if value is not None:
+                params[name] = value
+        result: Json = self._call("GET", "/api/search", params=params)
+        return result
