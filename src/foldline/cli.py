@@ -143,6 +143,39 @@ def serve(db: str, host: str, port: int, watch: bool, no_import: bool) -> None:
     run(Settings(db=db), host=host, port=port, watch=watch, first_import=not no_import)
 
 
+@main.command("search")
+@click.argument("query")
+@click.option("--workspace", help="Only this workspace (an id).")
+@click.option("--agent", help="Only this agent and its subagents (an id).")
+@click.option("--limit", default=20, show_default=True, type=int, help="Hits per page (1 to 100).")
+@click.option("--cursor", help="The page after the one that printed this cursor.")
+@click.option("--account", "account_id", help="Search as this account (default: the local account).")
+@db_option
+@json_option
+def search_command(
+    query: str,
+    workspace: str | None,
+    agent: str | None,
+    limit: int,
+    cursor: str | None,
+    account_id: str | None,
+    db: str,
+    as_json: bool,
+) -> None:
+    """Search every transcript the account may read, cut middles included; each hit is printed
+    with its snippet (the match in [[ ]]) and its panel address."""
+    from .hits import hit_text
+    from .local import ensure_local
+
+    with open_transcripts(db) as transcripts:
+        who = account_id or ensure_local(transcripts, db).account_id
+        found = transcripts.search(who, query, workspace, agent, limit, cursor)
+    lines = [hit_text(hit) for hit in found["hits"]] or ["no hits"]
+    if found["next"]:
+        lines.append(f"more: --cursor {found['next']}")
+    emit(found, as_json, "\n".join(lines))
+
+
 main.add_command(import_command, "import")
 
 if __name__ == "__main__":  # pragma: no cover
