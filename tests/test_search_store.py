@@ -143,3 +143,20 @@ def test_migration_2_indexes_the_parts_already_stored(
         assert [h for h in t.search(account["id"], "oldneedle", limit=100)["hits"] if h["message_id"] == ids[7]] == []
     finally:
         store.close()
+
+
+def test_a_postgres_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> None:
+    suffix = uuid.uuid4().hex[:10]
+    role, name = f"foldline_role_{suffix}", f"foldline_noext_{suffix}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            with psycopg.connect(f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}", autocommit=True) as db:
+                db.execute(f'GRANT CREATE ON SCHEMA public TO "{role}"')  # tables yes, extensions no
+            url = f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}".replace("://postgres@", f"://{role}@", 1)
+            with pytest.raises(RuntimeError, match=r"run `CREATE EXTENSION pg_trgm;`"):
+                open_store(url)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
