@@ -82,3 +82,15 @@ def test_another_account_finds_nothing_and_bad_input_is_a_clean_error(cli_db: st
         assert result.exit_code != 0 and "Traceback" not in result.output
         assert (f"({where})" if where else "not found") in result.output
     assert "(q)" in CliRunner().invoke(main, ["search", "  ", "--db", cli_db]).output
+
+
+def test_an_imported_session_is_searchable(tmp_path: Path) -> None:
+    # SQLite only: `foldline import` does not close its store yet, which PostgreSQL's driver reports.
+    cli_db = str(tmp_path / "imported.db")
+    data = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd"
+    run("import", "--db", cli_db, str(data / "full-session.jsonl"))
+    # A quote that opens no phrase is an ordinary character: the word is `"codebase`.
+    hits = orjson.loads(run("search", '"changed chat" "codebase', "--db", cli_db, "--json"))["hits"]
+    found = {h["snippet"]["text"][h["snippet"]["start"] : h["snippet"]["end"]] for h in hits}
+    assert found == {"changed chat", '"Codebase'}
+    assert {h["role"] for h in hits} <= {"assistant", "user"} and all(h["title"] for h in hits)
