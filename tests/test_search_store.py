@@ -198,3 +198,20 @@ def test_a_long_text_part_is_never_hidden(transcripts: Transcripts, me: tuple[st
     transcripts.put_message(account, agent, message_id, user("z" * 100_000 + word + "z" * 100_000, message_id))
     [hit] = transcripts.search(account, word, agent=agent)["hits"]
     assert (hit["field"], hit["start"], hit["hidden"]) == ("text", 100_000, False)
+
+
+def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    account, agent = me
+    word = "Nu" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, user(f"a\x00b {word}", message_id))
+    [hit] = transcripts.search(account, word, agent=agent)["hits"]
+    assert hit["start"] == 4
+    sliced = transcripts.part_slice(account, agent, message_id, 0, "text")["text"]
+    # PostgreSQL text cannot hold NUL: its chunks keep U+FFFD in its place (the part itself keeps NUL).
+    kept = "\ufffd" if store.engine.dialect.name == "postgresql" else "\x00"
+    assert sliced == "a" + kept + "b " + word
+    assert transcripts.part(account, agent, message_id, "0")["text"] == f"a\x00b {word}"
+    transcripts.put_message(account, agent, message_id, user("\x00 replaced", message_id))
+    assert transcripts.search(account, word, agent=agent)["hits"] == []
+    assert [h["start"] for h in transcripts.search(account, "replaced", agent=agent)["hits"]] == [2]
