@@ -114,6 +114,48 @@ class WriteResult(TypedDict):
     created: bool
 
 
+class Slice(TypedDict):
+    """Code points ``[start, end)`` of one field of a part, and the field's whole ``length``."""
+
+    field: str
+    start: int
+    end: int
+    length: int
+    text: str
+
+
+class Snippet(TypedDict):
+    """Plain text around a match, with the match's offsets inside it."""
+
+    text: str
+    start: int
+    end: int
+
+
+class Hit(TypedDict):
+    """Where one match is: the conversation, message, part, field and code-point offsets in it."""
+
+    agent_id: str
+    call: str | None
+    message_id: str
+    part: int
+    field: str
+    start: int
+    end: int
+    hidden: bool
+    role: str
+    tool: str | None
+    title: str | None
+    snippet: Snippet
+
+
+class SearchPage(TypedDict):
+    """A page of hits, newest first; ``next`` is the cursor of the following page, or ``None``."""
+
+    hits: list[Hit]
+    next: str | None
+
+
 class TurnEnd(TypedDict):
     """What a turn-end did: the last assistant message (``None``: there is none) and the
     indexes of its open tool parts it gave an unknown outcome."""
@@ -249,6 +291,50 @@ class Client:
         path = f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}"
         result: Part = self._call("GET", path)
         return result
+
+    def part_slice(
+        self,
+        agent: str,
+        message: str,
+        index: int,
+        field: str,
+        *,
+        start: int = 0,
+        end: int | None = None,
+        call: str | None = None,
+    ) -> Slice:
+        """Code points ``[start, end)`` of one field (``text``, ``output``, ``errorText``,
+        ``input``) of one part, of the agent or its subagent ``call``: ``{"field", "start",
+        "end", "length", "text"}``; ``end`` defaults to (and is clamped to) the field's length."""
+        params: dict[str, Any] = {"field": field, "start": start}
+        if end is not None:
+            params["end"] = end
+        path = f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}"
+        result: Slice = self._call("GET", path, params=params)
+        return result
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        q: str,
+        *,
+        workspace_id: str | None = None,
+        agent: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> SearchPage:
+        """Hits for ``q`` in every transcript the caller may read (narrowed to a workspace, or
+        an agent with its subagents), newest first: ``{"hits", "next"}``; pass ``next`` back as
+        ``cursor`` for the following page."""
+        params: dict[str, Any] = {"q": q}
+        for name, value in (("workspace_id", workspace_id), ("agent", agent), ("limit", limit), ("cursor", cursor)):
+            if value is not None:
+                params[name] = value
+        result: SearchPage = self._call("GET", "/api/search", params=params)
+        return result
+
+    # -- live --------------------------------------------------------------------------
 
     def events(self, agent: str, *, call: str | None = None, since: int | None = None) -> Events:
         """Follow the conversation live: each message written after ``since`` (a page's ``seq``;

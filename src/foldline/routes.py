@@ -181,6 +181,34 @@ Index = Annotated[
     str, Path(description="the part's index, from 0; any other is not found", json_schema_extra={"pattern": "^[0-9]+$"})
 ]
 
+Field = Annotated[
+    Literal["text", "output", "errorText", "input"] | SkipJsonSchema[None],
+    Query(description="with it, a slice of that field of the part instead of the whole part"),
+]
+Offset = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="a code-point offset in the field (`start` from 0; `end` exclusive, clamped to its length)",
+          json_schema_extra={"pattern": "^[0-9]{1,16}$"}),
+]
+Query_ = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="words that must all match (case-insensitive substrings); \"quoted phrases\" as written; "
+          "at most 256 characters"),
+]
+SearchLimit = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="hits per page, 1 to 100 (default 20)", json_schema_extra={"pattern": "^[0-9]{1,3}$"}),
+]
+Cursor = Annotated[str | SkipJsonSchema[None], Query(description="a previous page's `next`")]
+OptionalWorkspace = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="only this workspace (a UUID)", json_schema_extra={"format": "uuid"}),
+]
+OptionalAgent = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="only this agent and its subagents (a UUID)", json_schema_extra={"format": "uuid"}),
+]
+
 # What a refused parameter is told, by the name in `where`.
 PARAMETER_ERRORS = {
     "limit": "'limit' is a whole number from 1 to 1000",
@@ -188,6 +216,7 @@ PARAMETER_ERRORS = {
     "before": "'before' must be a cursor from a previous page's 'next'",
     "since": "'since' (or Last-Event-ID) is a seq from an earlier read",
     "workspace_id": "workspace_id is required",
+    "field": "'field' is text, output, errorText or input",
 }
 WHERE = {"last-event-id": "since"}  # one cursor, two spellings
 
@@ -303,11 +332,27 @@ def read_messages(
 
 @conversation.get(
     "/messages/{message}/parts/{index}",
-    summary="One part, whole",
+    summary="One part, whole, or a slice of one of its fields",
     response_model=None,
-    responses=schemas.answers({200: (schemas.ref("UIPart"), "the part, whole")}, 401, 404),
+    responses=schemas.answers(
+        {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")}, 400, 401, 404, 429
+    ),
 )
-def read_part(request: Request, t: T, who: Reader, at: At, message: MessageId, index: Index) -> Response:
+def read_part(
+    request: Request,
+    t: T,
+    who: Reader,
+    at: At,
+    message: MessageId,
+    index: Index,
+    field: Field = None,
+    start: Offset = None,
+    end: Offset = None,
+) -> Response:
+    if field is not None:  # a slice costs the same whatever the part's size
+        return json(t.part_slice(who, at.agent, message, index, field, start or "0", end, at.call))
+    if start is not None or end is not None:
+        raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads
     with whole_reads.taken(who):
         return json(t.part(who, at.agent, message, index, at.call))
@@ -317,7 +362,7 @@ def read_part(request: Request, t: T, who: Reader, at: At, message: MessageId, i
     "/events",
     summary="Server-sent events: each changed message, cut",
     response_class=StreamingResponse,
-    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, media="text/event-stream"),
+    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, 429, media="text/event-stream"),
 )
 def follow_events(
     request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None
@@ -338,6 +383,24 @@ def follow_events(
     )
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+
+@router.get(
+    "/search",
+    summary="Search every transcript the caller may read, cut middles included",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SearchPage, "hits, newest first")}, 400, 401, 404),
+)
+def search(
+    t: T,
+    who: Reader,
+    q: Query_ = None,
+    workspace_id: OptionalWorkspace = None,
+    agent: OptionalAgent = None,
+    limit: SearchLimit = None,
+    cursor: Cursor = None,
+) -> Response:
+    return json(t.search(who, q, workspace_id, agent, limit, cursor))
 
 
 router.include_router(conversation, prefix="/agents/{agent}", tags=["conversation"])

@@ -172,6 +172,7 @@ def components() -> dict[str, Schema]:
         "Message": read_message(),
         "CutRef": CUT_REF,
         "NewAgent": NEW_AGENT,
+        "PartOrSlice": {"oneOf": [ref("UIPart"), ref("Slice")]},
     }
 
 
@@ -246,6 +247,42 @@ class TurnEnded(BaseModel):
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
 
 
+class Slice(BaseModel):
+    """Code points [start, end) of one field of a part."""
+
+    field: str = Field(description="text, output, errorText or input")
+    start: int
+    end: int = Field(description="exclusive, clamped to length")
+    length: int = Field(description="the field's whole length in code points")
+    text: str
+
+
+class Snippet(BaseModel):
+    text: str = Field(description="plain text around the match, never HTML")
+    start: int = Field(description="the match's start in text, in code points")
+    end: int
+
+
+class Hit(BaseModel):
+    agent_id: str
+    call: str | None = Field(description="the subagent's call id, or null for the agent itself")
+    message_id: str
+    part: int = Field(description="the part's index")
+    field: str = Field(description="text, output, errorText or input")
+    start: int = Field(description="the match's start in the field, in code points")
+    end: int = Field(description="the match's end in the field, exclusive")
+    hidden: bool = Field(description="true when the match lies in the middle a cut page leaves out")
+    role: str
+    tool: str | None
+    title: str | None = Field(description="the agent's title")
+    snippet: Snippet
+
+
+class SearchPage(BaseModel):
+    hits: list[Hit] = Field(description="newest first")
+    next: str | None = Field(description="pass back as cursor= for the next page; null on the last")
+
+
 # -- what each route answers ----------------------------------------------------------------
 
 WHEN = {
@@ -256,6 +293,7 @@ WHEN = {
     409: "the last message kept changing while the turn ended; end it again",
     413: "a body over the configured limit",
     422: "the write door refused it; `where` names the field",
+    429: "past the account's cap of concurrent whole-part reads or event streams",
 }
 
 

@@ -17,8 +17,10 @@ from typing import Any
 
 import orjson
 
+from . import search
 from .cut import candidate, cut_text
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from .fields import FIELDS, searchable
 from .message import (
     NOT_IN_NAMES,
     TURN_ENDED,
@@ -32,6 +34,8 @@ from .message import (
 from .registry import Registry
 from .settings import Settings
 from .store import EVERYONE, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
+from .store.chunks import FieldText
+from .store.text import TextRow
 
 __all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
@@ -275,11 +279,15 @@ class Transcripts:
         # A text part (an answer, a prompt) is cut only past the larger text bound, with the same ends.
         bound = self.settings.text_bound if part.get("type") == "text" else self.settings.bound
         cut = cut_text(*found, bound=bound, half=self.settings.bound // 2) if found else None
+        texts = tuple(
+            FieldText(field, text, len(cut.head) if cut and cut.field == field else None)
+            for field, text in searchable(part)
+        )
         if cut is None:
-            return StoredPart(index, name, body)
+            return StoredPart(index, name, body, texts=texts)
         rest = {k: v for k, v in part.items() if k != cut.field}
         ref = {"index": index, "field": cut.field, "bytes": cut.bytes, "head": cut.head, "tail": cut.tail}
-        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode())
+        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode(), texts)
 
     def end_turn(self, account: str, agent_id: str, call: str | None = None) -> Json:
         """Give every open tool part of the last assistant message an unknown outcome.
@@ -361,6 +369,69 @@ class Transcripts:
         if not isinstance(part, dict) or not readable_part(part, self.registry):
             raise NotFound()
         return part
+
+    def part_slice(
+        self,
+        account: str,
+        agent_id: str,
+        message_id: str,
+        index: str | int,
+        field: Any,
+        start: Any = 0,
+        end: Any = None,
+        call: str | None = None,
+    ) -> Json:
+        """Code points ``[start, end)`` of one field of one part, ``end`` clamped to the field's
+        length; read from the chunks that cover them, never the whole part."""
+        if field not in FIELDS:
+            raise BadRequest(f"'field' is one of {', '.join(FIELDS)}", where="field")
+        first = search.parse_offset(start, "start")
+        last = None if end is None else search.parse_offset(end, "end")
+        if last is not None and first > last:
+            raise BadRequest("'start' must not be past 'end'", where="start")
+        conv = self.conversation(account, agent_id, call)
+        idx = str(index)
+        if not (idx.isascii() and idx.isdigit()) or len(idx) > 9:
+            raise NotFound()
+        found = self._store.text_slice(conv.id, conv.owner_id, canonical_uuid(message_id), int(idx), field, first, last)
+        if found is None or (found.tool is not None and self.registry.retired(found.tool)):
+            raise NotFound()
+        first = min(first, found.length)
+        last = found.length if last is None else min(last, found.length)
+        text = found.text[first - found.start : last - found.start]
+        return {"field": field, "start": first, "end": last, "length": found.length, "text": text}
+
+    # -- search --------------------------------------------------------------------------
+
+    def search(
+        self,
+        account: str,
+        q: Any,
+        workspace_id: str | None = None,
+        agent: str | None = None,
+        limit: Any = None,
+        cursor: Any = None,
+    ) -> Json:
+        """Hits for ``q`` in the workspaces ``account`` belongs to (or one of them, or one agent
+        with its subagents), newest first: ``{"hits", "next"}``."""
+        terms = search.parse_query(q)
+        count = search.parse_limit(limit)
+        after = search.parse_cursor(cursor)
+        if workspace_id is not None:
+            workspace_id = canonical_uuid(workspace_id)
+            if not self._store.is_member(workspace_id, account):
+                raise NotFound()
+        agent_id = None if agent is None else self.conversation(account, agent).id
+
+        def fetch(upto: int | None, n: int) -> list[TextRow]:
+            return self._store.search_texts(
+                account, terms, workspace_id=workspace_id, agent_id=agent_id, upto=upto, limit=n
+            )
+
+        def keep(row: TextRow) -> bool:  # a retired tool's parts are dropped by every read
+            return row.tool is None or not self.registry.retired(row.tool)
+
+        return search.page(fetch, terms, count, after, self.registry.text_tools, keep)
 
     def _whole(self, row: MessageRow) -> Json:
         """A stored message, whole, to be written again (turn-end): every row must be readable."""

@@ -10,6 +10,7 @@ import click
 from .accounts import account
 from .common import Group
 from .imports import import_command
+from .search import search_command
 from .serve import serve
 from .workspaces import workspace
 
@@ -24,5 +25,6 @@ main.add_command(account)
 main.add_command(workspace)
 main.add_command(import_command, "import")
 main.add_command(serve)
+main.add_command(search_command)
 
 __all__ = ["main"]

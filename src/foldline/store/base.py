@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, and_, case, delete, false, func, insert, or_, select, update
 
 from ..registry import TextTools
+from .chunks import FieldText
 from .schema import (
     MIGRATIONS,
     accounts,
@@ -28,6 +29,7 @@ from .schema import (
     tokens,
     workspaces,
 )
+from .text import TextStore
 
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
 SOMETHING = "?"  # said when some write happened, it is not known where: live follow looks at once
@@ -62,6 +64,7 @@ class StoredPart:
     body: str
     cut_body: str | None = None
     cut_ref: str | None = None
+    texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
 
 
 class StaleWrite(Exception):
@@ -80,7 +83,7 @@ class MessageRow:
     parts: list[tuple[int, str, str | None]]  # (idx, part JSON, cutParts entry JSON or None)
 
 
-class Store:
+class Store(TextStore):
     """All of Foldline's SQL: the contract a backend implements. Subclasses open connections for
     one backend (:class:`~.sqlite.SQLiteStore`, :class:`~.postgres.PostgresStore`).
 
@@ -153,7 +156,7 @@ class Store:
             for version, name, apply in MIGRATIONS:
                 if version in done:
                     continue
-                apply(conn)
+                apply(conn, self)
                 conn.execute(insert(migrations_table).values(version=version, name=name, applied_at=now()))
                 applied.append(version)
         return applied
@@ -413,6 +416,7 @@ class Store:
             }  # fmt: skip
             self.upsert_in(conn, messages, values, ["conversation_id", "id"], ["seq", "role", "head", "updated_at"])
             self._replace_parts(conn, conv.id, message_id, position, seq, stored)
+            self.replace_texts(conn, conv.id, message_id, [(p.idx, f) for p in stored for f in p.texts])
             self.announce(conn, conv.id)
         return seq, found is None
 

@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from sqlalchemy import Connection, create_engine, text
+from sqlalchemy import ColumnElement, Connection, FromClause, create_engine, text
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.exc import DBAPIError
 
 from .base import Store
+from .schema import part_text
+from .terms import like_pattern
+
+NEED_PG_TRGM = (
+    "search needs the PostgreSQL extension pg_trgm, and this database role may not create it; "
+    "run `CREATE EXTENSION pg_trgm;` in this database as a superuser (or the database owner), then start again"
+)
 
 CHANNEL = "foldline_changes"
 log = logging.getLogger("foldline")
@@ -44,6 +52,34 @@ class PostgresStore(Store):
 
     def dialect_insert(self, table: Any) -> Any:
         return pg_insert(table)
+
+    def prepare_text_index(self, conn: Connection) -> None:
+        try:
+            with conn.begin_nested():
+                conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        except DBAPIError as exc:
+            if isinstance(exc.orig, psycopg.errors.InsufficientPrivilege):
+                raise RuntimeError(NEED_PG_TRGM) from None
+            raise
+
+    def finish_text_index(self, conn: Connection) -> None:
+        # Built once the existing parts are in (faster than growing it row by row); kept by
+        # PostgreSQL itself from then on, in each write's transaction.
+        conn.exec_driver_sql("CREATE INDEX part_text_trgm ON part_text USING gin (text gin_trgm_ops)")
+
+    def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
+        # ILIKE with %, _ and \ escaped; the GIN index serves terms of 3 code points or more.
+        return part_text, part_text.c.id, [part_text.c.text.ilike(like_pattern(t), escape="\\") for t in terms]
+
+    def plan_search(self, conn: Connection) -> None:
+        # The chunks live in TOAST, whose reading the planner does not cost: left alone it scans
+        # the whole table for a rare word (seconds) instead of asking the GIN index (milliseconds).
+        # Index scans stay open to it, so a common word still walks the ids backwards and stops early.
+        conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+
+    def storable_text(self, text: str) -> str:
+        # PostgreSQL text cannot hold NUL: it is kept as U+FFFD (one code point for one, so offsets hold).
+        return text.replace("\x00", "\ufffd")
 
 
 def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) -> None:

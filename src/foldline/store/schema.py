@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Connection,
@@ -20,6 +21,8 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+
+from .migrations import Backend, create_v1, create_v2
 
 metadata = MetaData()
 
@@ -131,13 +134,31 @@ imports = Table(
     Column("updated_at", Text, nullable=False),
 )
 
-V1_TABLES = [accounts, tokens, workspaces, members, conversations, messages, parts, imports]
+# Searchable text (`fields.py`) in chunks (`chunks.py`): one row per chunk of one field of one
+# part, replaced with its message. `id` only grows, so newest first is `id DESC` and a search
+# cursor stays valid. `start` is the chunk's code-point offset in the field, `length` the
+# field's, `owned` the code points the chunk owns (its `text` runs on into the next chunk),
+# `shown` the head and tail length when the field is stored cut. The engine's index over `text`
+# is the backend's: an FTS5 trigram table on SQLite, a pg_trgm GIN index on PostgreSQL.
+part_text = Table(
+    "part_text",
+    metadata,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("conversation_id", String(ID), nullable=False),
+    Column("message_id", String(ID), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("field", String(16), nullable=False),
+    Column("start", BigInteger, nullable=False),
+    Column("length", BigInteger, nullable=False),
+    Column("owned", Integer, nullable=False),
+    Column("shown", Integer),
+    Column("text", Text, nullable=False),
+    Index("part_text_by_part", "conversation_id", "message_id", "idx", "field", "start", unique=True),
+    sqlite_autoincrement=True,
+)
 
-
-def create_v1(conn: Connection) -> None:
-    metadata.create_all(conn, tables=V1_TABLES)
-
-
-MIGRATIONS: list[tuple[int, str, Callable[[Connection], None]]] = [
+# Each migration is frozen in `migrations.py` with its own copy of the tables it made.
+MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
+    (2, "searchable text in chunks, indexed (FTS5 trigram / pg_trgm)", create_v2),
 ]

@@ -9,18 +9,23 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import watchfiles
-from sqlalchemy import Connection, create_engine, event
+from sqlalchemy import ColumnElement, Connection, FromClause, column, create_engine, event, func, table, text
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from .base import SOMETHING, Store
+from .schema import part_text
+from .terms import contains, fts_query, indexed
 
 log = logging.getLogger("foldline")
+
+# The chunks' FTS5 index: trigrams, case folded, over part_text.text (stored once: external content).
+FTS = table("part_text_fts", column("rowid"), column("text"))
 
 
 class SQLiteStore(Store):
@@ -54,6 +59,52 @@ class SQLiteStore(Store):
         thread.start()
         return stop.set
 
+    def prepare_text_index(self, conn: Connection) -> None:
+        conn.exec_driver_sql(
+            "CREATE VIRTUAL TABLE part_text_fts USING fts5("
+            "text, content='part_text', content_rowid='id', tokenize='trigram')"
+        )
+
+    def index_texts_after(self, conn: Connection, after_id: int) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
+                " WHERE id > :after"
+            ),
+            {"after": after_id},
+        )
+
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
+                " WHERE conversation_id = :conv AND message_id = :message"
+            ),
+            {"conv": conversation_id, "message": message_id},
+        )
+
+    def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        # An external-content table forgets a row only when told its old text.
+        conn.execute(
+            text(
+                "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
+                " SELECT 'delete', id, foldline_fts_text(text) FROM part_text"
+                " WHERE conversation_id = :conv AND message_id = :message"
+            ),
+            {"conv": conversation_id, "message": message_id},
+        )
+
+    def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
+        # Trigram MATCH for terms of 3 code points or more; shorter ones (no trigram to look up)
+        # are checked row by row by the same Python test the hits use (such a query scans).
+        long, short = [t for t in terms if indexed(t)], [t for t in terms if not indexed(t)]
+        conditions: list[ColumnElement[Any]] = [func.foldline_contains(part_text.c.text, t) == 1 for t in short]
+        if not long:
+            return part_text, part_text.c.id, conditions
+        source = FTS.join(part_text, part_text.c.id == FTS.c.rowid)
+        return source, FTS.c.rowid, [FTS.c.text.match(fts_query(long)), *conditions]
+
+
 
 def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
     names = {database.name, database.name + "-wal"}
@@ -79,6 +130,18 @@ def _on_connect(dbapi_conn: Any, synchronous: str) -> None:
     cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
+    dbapi_conn.create_function("foldline_contains", 2, _contains, deterministic=True)
+    dbapi_conn.create_function("foldline_fts_text", 1, _fts_text, deterministic=True)
+
+
+def _fts_text(text: Any) -> Any:
+    """A chunk's text as the FTS5 index is given it: FTS5 stops reading a text at a NUL, so each
+    NUL is indexed as U+FFFD (the chunk itself keeps it; no query can hold a NUL)."""
+    return text.replace("\x00", "\ufffd") if isinstance(text, str) else text
+
+
+def _contains(haystack: Any, term: Any) -> int:
+    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:

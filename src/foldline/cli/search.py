@@ -1,0 +1,76 @@
+"""``foldline search QUERY``: hits with their snippets and the panel address of each.
+
+The panel address of a hit is ``/agents/{agent}#msg={message}&part={i}&field={field}&at={start}``,
+with ``?call={call}`` before the ``#`` for a hit in a subagent's conversation: the agent's page,
+and in the fragment (which never reaches the server) where the match is. docs/panel.md says how
+the panel opens it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import click
+
+from ..local import ensure_local
+from .common import db_option, emit, json_option, service
+
+MARK = ("[[", "]]")
+
+Json = dict[str, Any]
+
+
+def panel_address(hit: Json) -> str:
+    """Where the panel shows a hit (relative to the server's address)."""
+    path = f"/agents/{quote(str(hit['agent_id']), safe='')}"
+    if hit.get("call") is not None:
+        path += "?" + urlencode({"call": hit["call"]}, quote_via=quote)
+    where = {"msg": hit["message_id"], "part": hit["part"], "field": hit["field"], "at": hit["start"]}
+    return f"{path}#{urlencode(where, quote_via=quote)}"
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, each line break or tab a space (offsets stay as they were)."""
+    return text.translate({ord("\n"): " ", ord("\r"): " ", ord("\t"): " "})
+
+
+def hit_text(hit: Json) -> str:
+    """Three lines: who and where, the snippet with the match marked, the panel address."""
+    sub = f"subagent {hit['call']}" if hit.get("call") is not None else None
+    who = " · ".join(str(x) for x in (hit.get("title") or "untitled", sub, hit["role"], hit["tool"]) if x)
+    place = f"{hit['field']} {hit['start']}–{hit['end']}" + (" (in the cut middle)" if hit["hidden"] else "")
+    snippet = hit["snippet"]
+    text, start, end = one_line(snippet["text"]), snippet["start"], snippet["end"]
+    match = click.style(MARK[0] + text[start:end] + MARK[1], bold=True)
+    return f"{who} · {place}\n  {text[:start]}{match}{text[end:]}\n  {panel_address(hit)}"
+
+
+@click.command("search")
+@click.argument("query")
+@click.option("--workspace", help="Only this workspace (an id).")
+@click.option("--agent", help="Only this agent and its subagents (an id).")
+@click.option("--limit", default=20, show_default=True, type=int, help="Hits per page (1 to 100).")
+@click.option("--cursor", help="The page after the one that printed this cursor.")
+@click.option("--account", "account_id", help="Search as this account (default: the local account).")
+@db_option
+@json_option
+def search_command(
+    query: str,
+    workspace: str | None,
+    agent: str | None,
+    limit: int,
+    cursor: str | None,
+    account_id: str | None,
+    db: str,
+    as_json: bool,
+) -> None:
+    """Search every transcript the account may read, cut middles included; each hit is printed
+    with its snippet (the match in [[ ]]) and its panel address."""
+    with service(db) as transcripts:
+        who = account_id or ensure_local(transcripts, db).account_id
+        found = transcripts.search(who, query, workspace, agent, limit, cursor)
+    lines = [hit_text(hit) for hit in found["hits"]] or ["no hits"]
+    if found["next"]:
+        lines.append(f"more: --cursor {found['next']}")
+    emit(found, as_json, "\n".join(lines))

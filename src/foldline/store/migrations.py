@@ -1,0 +1,211 @@
+"""The numbered migrations, each frozen as it was first shipped.
+
+A migration never reads today's table definitions (``schema.py``): those change as the schema
+grows, and an old store must be brought forward by exactly the steps a new one went through.
+So each migration holds its own copy of the tables it creates, in a private ``MetaData``.
+Dialect-specific statements (the SQLite FTS5 table, PostgreSQL's ``pg_trgm``) come from the
+store's backend through :class:`Backend`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+import orjson
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    Index,
+    Integer,
+    MetaData,
+    Row,
+    Select,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    func,
+    insert,
+    select,
+    tuple_,
+)
+
+from ..fields import searchable
+from .chunks import FieldText, chunk_rows
+
+log = logging.getLogger("foldline")
+ID = 36
+BACKFILL_BATCH = 200  # parts read per step of migration 2
+
+
+class Backend(Protocol):
+    """What a migration asks of the backend it runs on."""
+
+    def prepare_text_index(self, conn: Connection) -> None: ...
+
+    def index_texts_after(self, conn: Connection, after_id: int) -> None: ...
+
+    def finish_text_index(self, conn: Connection) -> None: ...
+
+
+# -- 1: accounts, workspaces, conversations, messages, parts (as first shipped) ------------
+
+v1 = MetaData()
+
+Table(
+    "accounts",
+    v1,
+    Column("id", String(ID), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+)
+Table(
+    "tokens",
+    v1,
+    Column("hash", String(64), primary_key=True),
+    Column("account_id", String(ID), nullable=False, index=True),
+    Column("label", Text, nullable=False, default=""),
+    Column("created_at", Text, nullable=False),
+)
+Table(
+    "workspaces",
+    v1,
+    Column("id", String(ID), primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+)
+Table(
+    "members",
+    v1,
+    Column("workspace_id", String(ID), primary_key=True),
+    Column("account_id", String(ID), primary_key=True),
+    Index("members_by_account", "account_id", "workspace_id"),
+)
+Table(
+    "conversations",
+    v1,
+    Column("id", String(ID), primary_key=True),
+    Column("workspace_id", String(ID), nullable=False),
+    Column("owner_id", String(ID), nullable=False),
+    Column("parent_id", String(ID)),
+    Column("call_id", Text),
+    Column("title", Text),
+    Column("seq", Integer, nullable=False, default=0),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    UniqueConstraint("parent_id", "call_id", name="subagent_by_call"),
+    Index("agents_by_workspace", "workspace_id", "updated_at"),
+)
+Table(
+    "messages",
+    v1,
+    Column("conversation_id", String(ID), primary_key=True),
+    Column("id", String(ID), primary_key=True),
+    Column("owner_id", String(ID), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("head", Text, nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("updated_at", Text, nullable=False),
+    Index("messages_by_position", "conversation_id", "position"),
+    Index("messages_by_seq", "conversation_id", "seq"),
+)
+v1_parts = Table(
+    "parts",
+    v1,
+    Column("conversation_id", String(ID), primary_key=True),
+    Column("message_id", String(ID), primary_key=True),
+    Column("idx", Integer, primary_key=True),
+    Column("position", Integer, nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("tool", Text),
+    Column("cut_body", Text),
+    Column("cut_ref", Text),
+    Column("body", Text, nullable=False),
+    Index("parts_by_position", "conversation_id", "position", "idx"),
+    Index("parts_by_seq", "conversation_id", "seq"),
+)
+Table(
+    "imports",
+    v1,
+    Column("source", Text, primary_key=True),
+    Column("state", Text, nullable=False),
+    Column("done", Boolean, nullable=False, default=False),
+    Column("updated_at", Text, nullable=False),
+)
+
+
+def create_v1(conn: Connection, backend: Backend) -> None:
+    v1.create_all(conn)
+
+
+# -- 2: searchable text in chunks, indexed by the engine (FTS5 trigram / pg_trgm) --------
+
+v2 = MetaData()
+
+v2_part_text = Table(
+    "part_text",
+    v2,
+    Column("id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True),
+    Column("conversation_id", String(ID), nullable=False),
+    Column("message_id", String(ID), nullable=False),
+    Column("idx", Integer, nullable=False),
+    Column("field", String(16), nullable=False),
+    Column("start", BigInteger, nullable=False),
+    Column("length", BigInteger, nullable=False),
+    Column("owned", Integer, nullable=False),
+    Column("shown", Integer),
+    Column("text", Text, nullable=False),
+    Index("part_text_by_part", "conversation_id", "message_id", "idx", "field", "start", unique=True),
+    sqlite_autoincrement=True,
+)
+
+
+def create_v2(conn: Connection, backend: Backend) -> None:
+    """Make the chunk table and its text index, and index every part already stored."""
+    v2.create_all(conn)
+    backend.prepare_text_index(conn)
+    total = conn.execute(select(func.count()).select_from(v1_parts)).scalar_one()
+    done, after = 0, None
+    while True:
+        batch = conn.execute(_parts_after(after)).all()
+        if not batch:
+            break
+        last_id = conn.execute(select(func.coalesce(func.max(v2_part_text.c.id), 0))).scalar_one()
+        rows = [row for part in batch for row in _text_rows(part)]
+        if rows:
+            conn.execute(insert(v2_part_text), rows)
+            backend.index_texts_after(conn, int(last_id))
+        done += len(batch)
+        after = (batch[-1].conversation_id, batch[-1].message_id, batch[-1].idx)
+        log.info("search index: %d of %d parts", done, total)
+    backend.finish_text_index(conn)
+
+
+def _parts_after(after: tuple[str, str, int] | None) -> Select[Any]:
+    p = v1_parts.c
+    query = select(p.conversation_id, p.message_id, p.idx, p.cut_ref, p.body)
+    if after is not None:
+        query = query.where(tuple_(p.conversation_id, p.message_id, p.idx) > tuple_(*after))
+    return query.order_by(p.conversation_id, p.message_id, p.idx).limit(BACKFILL_BATCH)
+
+
+def _text_rows(row: Row[Any]) -> list[dict[str, object]]:
+    """The chunk rows of one stored part (a damaged row has none)."""
+    try:
+        part = orjson.loads(row.body)
+        ref = orjson.loads(row.cut_ref) if row.cut_ref else None
+    except orjson.JSONDecodeError:
+        return []
+    cut_field, shown = None, None
+    if isinstance(ref, dict) and isinstance(ref.get("head"), str):
+        cut_field, shown = ref.get("field"), len(ref["head"])
+    out: list[dict[str, object]] = []
+    for field, text in searchable(part):
+        texts = FieldText(field, text, shown if field == cut_field else None)
+        out += chunk_rows(row.conversation_id, row.message_id, row.idx, texts)
+    return out

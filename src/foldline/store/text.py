@@ -1,0 +1,216 @@
+"""The store's searchable text: chunk rows written with their message, searched, and sliced.
+
+The statements are shared; what differs by engine is behind four hooks that :mod:`.sqlite` and
+:mod:`.postgres` fill in: how the text index is made, kept and matched, and what text the
+backend can hold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, FromClause, and_, delete, func, insert, or_, select
+
+from .chunks import CHUNK, FieldText, chunk_rows
+from .schema import conversations, members, messages, part_text, parts
+
+
+@dataclass(frozen=True, slots=True)
+class TextRow:
+    """One chunk that matched a search, with what a hit needs to say where it is."""
+
+    id: int
+    agent_id: str
+    call_id: str | None
+    title: str | None
+    message_id: str
+    role: str
+    tool: str | None
+    idx: int
+    field: str
+    start: int
+    length: int
+    owned: int
+    shown: int | None
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Slice:
+    tool: str | None
+    length: int
+    start: int  # offset in the field of ``text``
+    text: str
+
+
+class TextStore:
+    """Mixed into :class:`~foldline.store.base.Store`."""
+
+    def read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    # -- engine hooks --------------------------------------------------------------------
+
+    def prepare_text_index(self, conn: Connection) -> None:
+        """Make the engine's text index (migration 2), before existing parts are indexed."""
+        raise NotImplementedError
+
+    def finish_text_index(self, conn: Connection) -> None:
+        """Finish the engine's text index (migration 2), after existing parts are indexed."""
+
+    def index_texts_after(self, conn: Connection, after_id: int) -> None:
+        """Add the chunk rows with an id over ``after_id`` to an index that is not kept by itself."""
+
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        """Add a message's (new) chunk rows to an index that is not kept by itself."""
+
+    def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        """Take a message's chunk rows out of such an index, before they are deleted."""
+
+    def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
+        """What to select from, the chunk id column to order by, and the conditions under which a
+        chunk holds every term (case-insensitive, each term taken literally)."""
+        raise NotImplementedError
+
+    def plan_search(self, conn: Connection) -> None:
+        """Steer the planner of the search that ``conn``'s transaction is about to run."""
+
+    def storable_text(self, text: str) -> str:
+        """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
+        return text
+
+    # -- writes --------------------------------------------------------------------------
+
+    def replace_texts(
+        self, conn: Connection, conversation_id: str, message_id: str, texts: Sequence[tuple[int, FieldText]]
+    ) -> None:
+        """Replace a message's chunk rows (and their index entries), in the write's transaction."""
+        self.unindex_texts(conn, conversation_id, message_id)
+        conn.execute(
+            delete(part_text).where(
+                part_text.c.conversation_id == conversation_id, part_text.c.message_id == message_id
+            )
+        )
+        rows = [row for idx, field in texts for row in chunk_rows(conversation_id, message_id, idx, field)]
+        if not rows:
+            return
+        for row in rows:
+            row["text"] = self.storable_text(str(row["text"]))
+        conn.execute(insert(part_text), rows)
+        self.index_texts(conn, conversation_id, message_id)
+
+    # -- search --------------------------------------------------------------------------
+
+    def search_texts(
+        self,
+        account_id: str,
+        terms: Sequence[str],
+        *,
+        workspace_id: str | None,
+        agent_id: str | None,
+        upto: int | None,
+        limit: int,
+    ) -> list[TextRow]:
+        """Chunks holding every term, newest first (id at most ``upto``), in the workspaces
+        ``account_id`` belongs to, read under each conversation's owner."""
+        source, chunk_id, matched = self.text_match(terms)
+        conv, parent, t = conversations.alias("c"), conversations.alias("parent"), part_text.c
+        query = (
+            select(
+                chunk_id.label("id"),
+                func.coalesce(conv.c.parent_id, conv.c.id).label("agent_id"),
+                conv.c.call_id,
+                func.coalesce(parent.c.title, conv.c.title).label("title"),
+                t.message_id,
+                messages.c.role,
+                parts.c.tool,
+                t.idx,
+                t.field,
+                t.start,
+                t.length,
+                t.owned,
+                t.shown,
+                t.text,
+            )  # fmt: skip
+            .select_from(source)
+            .join(conv, conv.c.id == t.conversation_id)
+            .join(members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id))
+            .join(
+                messages,
+                and_(
+                    messages.c.conversation_id == t.conversation_id,
+                    messages.c.id == t.message_id,
+                    messages.c.owner_id == conv.c.owner_id,
+                ),
+            )
+            .join(
+                parts,
+                and_(
+                    parts.c.conversation_id == t.conversation_id,
+                    parts.c.message_id == t.message_id,
+                    parts.c.idx == t.idx,
+                ),
+            )
+            .outerjoin(parent, parent.c.id == conv.c.parent_id)
+            .where(*matched)
+        )
+        if workspace_id is not None:
+            query = query.where(conv.c.workspace_id == workspace_id)
+        if agent_id is not None:
+            query = query.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
+        if upto is not None:
+            query = query.where(chunk_id <= upto)
+        query = query.order_by(chunk_id.desc()).limit(limit)
+        with self.read() as conn:
+            self.plan_search(conn)
+            return [TextRow(**row._asdict()) for row in conn.execute(query)]
+
+    # -- slices --------------------------------------------------------------------------
+
+    def text_slice(
+        self, conversation_id: str, owner_id: str, message_id: str, idx: int, field: str, start: int, end: int | None
+    ) -> Slice | None:
+        """Code points ``[start, end)`` of one field of one part (``end`` ``None``: to its end),
+        read from the chunks that cover them only; ``None`` when the part or field is not there.
+        The slice may start before ``start``: its ``start`` says where."""
+        t = part_text.c
+        of_field = and_(
+            t.conversation_id == conversation_id, t.message_id == message_id, t.idx == idx, t.field == field
+        )
+        head = (
+            select(t.length, parts.c.tool)
+            .join(
+                messages,
+                and_(
+                    messages.c.conversation_id == t.conversation_id,
+                    messages.c.id == t.message_id,
+                    messages.c.owner_id == owner_id,
+                ),
+            )
+            .join(
+                parts,
+                and_(
+                    parts.c.conversation_id == t.conversation_id,
+                    parts.c.message_id == t.message_id,
+                    parts.c.idx == t.idx,
+                ),
+            )
+            .where(of_field, t.start == 0)
+        )
+        with self.read() as conn:
+            found = conn.execute(head).first()
+            if found is None:
+                return None
+            length = int(found.length)
+            end = length if end is None else min(end, length)
+            first = min(start, length) // CHUNK * CHUNK
+            rows = conn.execute(
+                select(t.start, t.owned, t.text)
+                .where(of_field, t.start >= first, t.start < max(end, first + 1))
+                .order_by(t.start)
+            ).all()
+        text = "".join(r.text[: r.owned] for r in rows)
+        return Slice(found.tool, length, first, text)
