@@ -88,6 +88,7 @@ export class SearchBox {
     this.timer = null;
     this.active = -1;
     this.groups = new Map();
+    this.places = new Map(); // one option per field of a part: {first hit, count, where line}
     this.returnFocus = null;
 
     this.input.addEventListener("input", () => this.schedule());
@@ -169,6 +170,7 @@ export class SearchBox {
     this.hits = [];
     this.next = null;
     this.groups = new Map();
+    this.places = new Map();
     this.list.replaceChildren();
     this.setActive(-1);
     this.input.setAttribute("aria-expanded", "false");
@@ -192,13 +194,23 @@ export class SearchBox {
         this.groups.set(hit.agent_id, group);
         this.list.append(group);
       }
+      // More matches in the same field of the same part: one option, which opens the first.
+      const place = [hit.call, hit.message_id, hit.part, hit.field].join(" ");
+      const same = this.places.get(hit.agent_id + " " + place);
+      if (same) {
+        same.count += 1;
+        same.where.textContent = `${hitWhere(this.hits[same.first])} · ${same.count} matches here`;
+        continue;
+      }
       const option = el("div", "hit-option");
       option.id = uid("search-hit");
       option.setAttribute("role", "option");
       option.setAttribute("aria-selected", "false");
       option.dataset.hit = String(i);
-      option.append(el("div", "hit-where", hitWhere(hit)), snippetNode(hit));
+      const where = el("div", "hit-where", hitWhere(hit));
+      option.append(where, snippetNode(hit));
       group.append(option);
+      this.places.set(hit.agent_id + " " + place, { first: i, count: 1, where });
     }
     if (this.next) {
       const option = el("div", "hit-option more-option", "Show more results");

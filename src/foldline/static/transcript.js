@@ -119,9 +119,20 @@ class PartFold {
   }
 
   // "Show more" in the gap [from, to): the next 64 KB after what is above, or before what is below.
-  more(from, to, direction) {
-    if (direction === "before" && to !== null) return this.window(Math.max(from, to - MORE), to);
-    return this.window(from, to === null ? from + MORE : Math.min(to, from + MORE));
+  // The keyboard stays where it was: on the same button of the gap that is left, if any.
+  async more(from, to, direction) {
+    const before = direction === "before" && to !== null;
+    const [a, b] = before ? [Math.max(from, to - MORE), to] : [from, to === null ? from + MORE : Math.min(to, from + MORE)];
+    const focused = this.el && this.el.contains(document.activeElement);
+    try {
+      await this.window(a, b);
+    } finally {
+      if (focused && this.el) {
+        const next = before ? `.cut-mark[data-to="${a}"] button.more-before` : `.cut-mark[data-from="${b}"] button.more`;
+        const target = this.el.querySelector(next) || this.el.querySelector(`.cut-mark[data-from="${from}"] button`) || this.el.querySelector("summary");
+        if (target) target.focus();
+      }
+    }
   }
 
   // Whether code points [start, end) of the cut field are on screen (head, windows or tail).
