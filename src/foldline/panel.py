@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 from importlib import resources
 from pathlib import Path
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -39,7 +39,8 @@ PAGE_HEADERS = {
 SIGNIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Sign in · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css"></head>
+<title>Sign in · Foldline</title><link rel="icon" href="data:,"><link rel="stylesheet" href="/static/panel.css">
+<script type="module" src="/static/signin.js"></script></head>
 <body class="signin"><main class="signin-box">
 <h1>Foldline</h1>
 <form method="post" action="/signin">
@@ -105,18 +106,28 @@ def signin_page(next_path: str = "/", error: str = "", status: int = 200) -> Res
     return _page(SIGNIN.format(next=html.escape(next_path, quote=True), error=note), status)
 
 
+def _here(request: Request) -> str:
+    """This page's path and query (a subagent's ``?call=``), the token taken out.
+
+    The fragment (where in the transcript) never reaches the server: a browser keeps it across
+    a redirect whose address has none, and the sign-in page's script puts it back in ``next``.
+    """
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+    return request.url.path + ("?" + urlencode(kept) if kept else "")
+
+
 async def shell(request: Request) -> Response:
     """The app shell for ``/`` and ``/agents/{agent}``; ``?token=`` signs in and is dropped."""
     token = request.query_params.get("token")
     if token is not None:
         if not _valid(request, token):
             # Never leave the token in the address bar, a bad one included.
-            return _redirect("/signin?error=token&next=" + quote(request.url.path, safe=""))
-        response = _redirect(request.url.path)
+            return _redirect("/signin?error=token&next=" + quote(_here(request), safe=""))
+        response = _redirect(_here(request))
         _set_cookie(request, response, token)
         return response
     if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
-        return _redirect("/signin?next=" + quote(request.url.path, safe=""))
+        return _redirect("/signin?next=" + quote(_here(request), safe=""))
     return _page((STATIC / "index.html").read_bytes())
 
 

@@ -384,6 +384,21 @@ def test_an_address_opens_the_same_place(signed_in: Page, panel: Panel) -> None:
     expect(signed_in.locator("article.msg").first).to_be_visible()
 
 
+def test_a_shared_address_opens_at_its_place_after_signing_in(page: Page, panel: Panel) -> None:
+    w = word()
+    agent = panel.agent("shared with a colleague")
+    worker = "toolu_" + uuid.uuid4().hex[:8]
+    panel.put(agent, "assistant", [task(worker)])
+    inner = str(uuid.uuid4())
+    panel.client.put_message(agent, {"id": inner, "role": "assistant", "parts": [text(f"found {w}")]}, call=worker)
+    page.goto(f"/agents/{agent}?call={worker}#msg={inner}&part=0&field=text&at=6")
+    expect(page).to_have_url(re.compile(r"/signin\?next="))
+    page.fill("#token", panel.token)
+    page.click("button[type=submit]")
+    expect(page.locator(f'details.subagent[data-call="{worker}"] mark.current')).to_have_text(w)
+    assert page.url.endswith(f"/agents/{agent}?call={worker}#msg={inner}&part=0&field=text&at=6")
+
+
 def test_the_whole_flow_from_the_keyboard_only(page: Page, panel: Panel) -> None:
     w = word()
     agent = panel.agent("keyboard")
