@@ -262,3 +262,15 @@ def test_a_query_string_that_is_not_utf8_is_not_a_500(world: World) -> None:
         f"{world.url}/api/search?q=%ff%fe%ed%a0%80", headers={"Authorization": f"Bearer {world.alice_token}"}
     )
     assert response.status_code in (200, 400)
+
+
+def test_a_turn_ends_outcome_is_searchable(world: World) -> None:
+    w = word()
+    open_tool = {"type": "tool-bash", "toolCallId": new_id(), "state": "input-available", "input": {"command": w}}
+    put(world.alice, world.agent, assistant([open_tool]))
+    world.alice.end_turn(world.agent)
+    assert [h["field"] for h in all_hits(world.alice, w)] == ["input"]
+    hits = all_hits(world.alice, '"the turn ended before this tool returned"', agent=world.agent)
+    assert [(h["field"], h["start"]) for h in hits] == [("errorText", 0)]
+    # Words must meet in one field: the input's word and the error's words never make a hit together.
+    assert all_hits(world.alice, f"{w} ended", agent=world.agent) == []

@@ -47,6 +47,15 @@ class SQLiteStore(Store):
             {"after": after_id},
         )
 
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO part_text_fts(rowid, text) SELECT id, text FROM part_text"
+                " WHERE conversation_id = :conv AND message_id = :message"
+            ),
+            {"conv": conversation_id, "message": message_id},
+        )
+
     def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         # An external-content table forgets a row only when told its old text.
         conn.execute(

@@ -64,6 +64,9 @@ class TextStore:
     def index_texts_after(self, conn: Connection, after_id: int) -> None:
         """Add the chunk rows with an id over ``after_id`` to an index that is not kept by itself."""
 
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        """Add a message's (new) chunk rows to an index that is not kept by itself."""
+
     def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         """Take a message's chunk rows out of such an index, before they are deleted."""
 
@@ -93,9 +96,8 @@ class TextStore:
             return
         for row in rows:
             row["text"] = self.storable_text(str(row["text"]))
-        last = conn.execute(select(func.coalesce(func.max(part_text.c.id), 0))).scalar_one()
         conn.execute(insert(part_text), rows)
-        self.index_texts_after(conn, int(last))
+        self.index_texts(conn, conversation_id, message_id)
 
     # -- search --------------------------------------------------------------------------
 
