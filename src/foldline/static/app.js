@@ -120,6 +120,7 @@ async function show(target, { focus = false } = {}) {
   showing = token;
   view.note.textContent = "";
   try {
+    await view.ready; // a hit opened while the newest page is still being read
     const shown = await view.transcript.reveal(target, { token });
     if (focus && shown && token.live) {
       if (shown.tabIndex < 0 && !shown.hasAttribute("tabindex")) shown.tabIndex = -1;
@@ -180,8 +181,9 @@ async function transcriptView(agent, target) {
     },
   });
   current = transcript;
-  currentView = { agent, transcript, note };
-  await transcript.start();
+  const ready = transcript.start();
+  currentView = { agent, transcript, note, ready };
+  await ready;
   scrollToBottom();
   performance.mark("foldline:newest-page"); // read by bench/panel_load.py
   if (target) await show(target, { focus: true }).catch(() => {});
