@@ -289,6 +289,37 @@ def test_a_part_over_1_mb_opened_by_a_person_shows_its_ends_and_reads_only_slice
     assert requests.whole_reads() == [f"/api/agents/{agent}/messages/{mid}/parts/0"]
 
 
+def test_offsets_in_code_points_mark_the_match_after_emoji_cjk_and_combining_marks(
+    signed_in: Page, panel: Panel
+) -> None:
+    w = word()
+    agent = panel.agent("unicode")
+    before = "😀 naïve cafe\u0301 漢字 👍🏽 "  # astral, combining, CJK, a modifier: UTF-16 counts differ
+    short = panel.put(agent, "user", [text(before + w + " 🎉")])
+    lines = "".join(f"{i:05d} 🧪 테스트 e\u0301tude 👩‍👩‍👧\n" for i in range(2000))
+    output = lines + before + w.upper() + " 🎉\n" + lines
+    big = panel.put(agent, "assistant", [bash("run", output)])
+    requests = Requests(signed_in)
+    open_agent(signed_in, agent)
+
+    signed_in.keyboard.press("/")
+    signed_in.keyboard.type(w)
+    expect(options(signed_in)).to_have_count(2)
+    expect(search_box(signed_in).locator("[role=option] mark")).to_have_text([w.upper(), w])
+    signed_in.keyboard.press("Enter")
+    fold = signed_in.locator(f'details[data-message="{big}"][data-part="0"]')
+    expect(fold.locator("pre.window mark.current")).to_have_text(w.upper())
+    expect(fold.locator("pre.window")).to_contain_text(before + w.upper() + " 🎉")
+    assert requests.whole_reads() == []
+
+    signed_in.keyboard.press("Control+k")
+    signed_in.keyboard.press("ArrowDown")
+    signed_in.keyboard.press("Enter")
+    expect(signed_in.locator(f'[data-message="{short}"][data-part="0"] mark.current')).to_have_text(w)
+    start = len(before)  # Python counts code points, as the API does
+    expect(signed_in).to_have_url(re.compile(f"#msg={short}&part=0&field=text&at={start}$"))
+
+
 def test_find_in_this_transcript_steps_through_every_match_with_a_count(signed_in: Page, panel: Panel) -> None:
     w = word()
     agent = panel.agent("find me")
