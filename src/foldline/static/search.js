@@ -279,7 +279,7 @@ export class SearchBox {
 export class FindBar {
   constructor({ agent, show, clear }) {
     this.agent = agent;
-    this.show = show; // (hit) → Promise: shows the hit, throws with a reason it cannot
+    this.show = show; // (hit) → Promise: shows the hit (and says why when it cannot)
     this.clear = clear; // () → drops the marks of the last find
     this.node = el("form", "find");
     this.node.setAttribute("role", "search");
@@ -420,11 +420,8 @@ export class FindBar {
     this.count.textContent = this.countText();
     this.updateButtons();
     this.note.textContent = "";
-    const generation = this.generation;
-    try {
-      await this.show(this.hits[i]);
-    } catch (error) {
-      if (generation === this.generation && this.index === i) this.note.textContent = error.message;
-    }
+    // A place that cannot be shown says why above the transcript; the count stays, so the next
+    // step goes on from it.
+    await this.show(this.hits[i]).catch(() => {});
   }
 }

@@ -90,10 +90,10 @@ class PartFold {
     this.view.redrawPart(this);
     try {
       const got = await partSlice(this.view.base, this.msgId, this.index, cut.field, start, end);
-      if (cutSig(this.cut) !== sig) return;
+      this.slicing = "idle";
+      if (cutSig(this.cut) !== sig) return; // the part changed meanwhile: this slice is of the old one
       this.length = got.length;
       if (got.end > got.start) this.keep({ start: got.start, end: got.end, text: got.text });
-      this.slicing = "idle";
     } catch (error) {
       this.slicing = "failed";
       this.sliceError = error && error.message ? error.message : "the request failed";
