@@ -395,7 +395,10 @@ export class FindBar {
       await this.run(); // Enter right after typing: search now; it shows the first hit
       return;
     }
-    if (this.searching) await this.searching;
+    if (this.searching) {
+      await this.searching; // its answer shows the first match: that is this step
+      return;
+    }
     if (!this.hits.length) return;
     let i = this.index + delta;
     if (i >= this.hits.length && this.next) {
