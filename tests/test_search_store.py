@@ -12,10 +12,11 @@ from typing import Any
 import psycopg
 import pytest
 from conftest import BACKENDS, PG_ADMIN
-from core_helpers import assistant, bash, new_id, thought, user
+from core_helpers import assistant, bash, new_id, thought, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from foldline import NotFound
 from foldline.store import Store, open_store
 from foldline.store import base as store_base
 from foldline.store.chunks import CHUNK
@@ -160,3 +161,57 @@ def test_a_postgres_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> No
         finally:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
             admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_the_registry_decides_at_read_time(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    """A retired tool's parts are never hits nor slices; a tool marked as text later hides its middles."""
+    from test_stored_rows import registry_with
+
+    account, agent = me
+    word = "Rg" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    parts = [
+        bash("x" * 10_000 + word),
+        tool("Task", "y" * 10_000 + word + "y" * 10_000, input={}),
+        user(word)["parts"][0],
+    ]
+    transcripts.put_message(account, agent, message_id, assistant(parts, message_id))
+    hidden = {h["part"]: h["hidden"] for h in transcripts.search(account, word, agent=agent)["hits"]}
+    assert hidden == {0: False, 1: False, 2: False}  # bash's match is in its tail; Task is not drawn as text
+    marked = Transcripts(store, registry=registry_with(Task={"text": True}), settings=transcripts.settings)
+    assert {h["part"]: h["hidden"] for h in marked.search(account, word, agent=agent)["hits"]} == {
+        0: False,
+        1: True,
+        2: False,
+    }
+    retired = Transcripts(store, registry=registry_with(bash={"retired": True}), settings=transcripts.settings)
+    assert {h["part"] for h in retired.search(account, word, agent=agent)["hits"]} == {1, 2}
+    with pytest.raises(NotFound):
+        retired.part_slice(account, agent, message_id, 0, "output", 0, 10)
+    assert len(transcripts.part_slice(account, agent, message_id, 2, "text")["text"]) == len(word)
+
+
+def test_a_long_text_part_is_never_hidden(transcripts: Transcripts, me: tuple[str, str]) -> None:
+    account, agent = me
+    word = "Lt" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, user("z" * 100_000 + word + "z" * 100_000, message_id))
+    [hit] = transcripts.search(account, word, agent=agent)["hits"]
+    assert (hit["field"], hit["start"], hit["hidden"]) == ("text", 100_000, False)
+
+
+def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    account, agent = me
+    word = "Nu" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, user(f"a\x00b {word}", message_id))
+    [hit] = transcripts.search(account, word, agent=agent)["hits"]
+    assert hit["start"] == 4
+    sliced = transcripts.part_slice(account, agent, message_id, 0, "text")["text"]
+    # PostgreSQL text cannot hold NUL: its chunks keep U+FFFD in its place (the part itself keeps NUL).
+    kept = "\ufffd" if store.engine.dialect.name == "postgresql" else "\x00"
+    assert sliced == "a" + kept + "b " + word
+    assert transcripts.part(account, agent, message_id, "0")["text"] == f"a\x00b {word}"
+    transcripts.put_message(account, agent, message_id, user("\x00 replaced", message_id))
+    assert transcripts.search(account, word, agent=agent)["hits"] == []
+    assert [h["start"] for h in transcripts.search(account, "replaced", agent=agent)["hits"]] == [2]

@@ -75,6 +75,9 @@ class TextStore:
         chunk holds every term (case-insensitive, each term taken literally)."""
         raise NotImplementedError
 
+    def plan_search(self, conn: Connection) -> None:
+        """Steer the planner of the search that ``conn``'s transaction is about to run."""
+
     def storable_text(self, text: str) -> str:
         """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
         return text
@@ -162,6 +165,7 @@ class TextStore:
             query = query.where(chunk_id <= upto)
         query = query.order_by(chunk_id.desc()).limit(limit)
         with self.read() as conn:
+            self.plan_search(conn)
             return [TextRow(**row._asdict()) for row in conn.execute(query)]
 
     # -- slices --------------------------------------------------------------------------
