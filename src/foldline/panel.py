@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 from importlib import resources
 from pathlib import Path
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -142,6 +142,16 @@ def _current(request: Request) -> str | None:
     return str(t.me(account).get("name") or "")
 
 
+def _here(request: Request) -> str:
+    """This page's path and query (a subagent's ``?call=``), the token taken out.
+
+    The fragment (where in the transcript) never reaches the server: a browser keeps it across
+    a redirect whose address has none, and the sign-in page's script puts it back in ``next``.
+    """
+    kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+    return request.url.path + ("?" + urlencode(kept) if kept else "")
+
+
 async def shell(request: Request) -> Response:
     """The app shell for ``/`` and ``/agents/{agent}``.
 
@@ -150,9 +160,9 @@ async def shell(request: Request) -> Response:
     """
     token = request.query_params.get("token")
     if token is not None:
-        return _redirect("/signin?next=" + quote(request.url.path, safe="") + "#token=" + quote(token, safe=""))
+        return _redirect("/signin?next=" + quote(_here(request), safe="") + "#token=" + quote(token, safe=""))
     if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
-        return _redirect("/signin?next=" + quote(request.url.path, safe=""))
+        return _redirect("/signin?next=" + quote(_here(request), safe=""))
     return _page((STATIC / "index.html").read_bytes())
 
 

@@ -1,7 +1,8 @@
 """Make the panel's screenshots in docs/: ``.venv/bin/python tests/browser/screenshots.py``.
 
 It writes a small, made-up session into a fresh SQLite store, serves it and photographs the
-agents list, a transcript, a cut fold (both ends and the mark) and a fold read whole with headless Chromium.
+agents list, a transcript, a cut fold (both ends and the mark), a fold read whole, the search box
+and a search hit shown in the cut middle of a 2 MB output with headless Chromium.
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ TEST_OUTPUT = (
         for i, name in enumerate(["store", "cut", "access", "events", "client"] * 60)
     )
     + "\n\x1b[32m===== 300 passed in 41.2s =====\x1b[0m\n"
+)
+
+BUILD_LOG = "".join(f"[{i:06d}] compiling src/module_{i % 240:03d}.rs ... ok\n" for i in range(44_000))
+BUILD_LOG = (
+    BUILD_LOG[: len(BUILD_LOG) // 2]
+    + "[022000] error: connection reset while fetching crate `tokio` (ECONNRESET), retrying in 2s\n"
+    + BUILD_LOG[len(BUILD_LOG) // 2 :]
 )
 
 THOUGHT = (
@@ -83,6 +91,7 @@ def write_session(panel: Panel) -> str:
                 ),
                 "toolMetadata": {"claudeCode": {"exitCode": 1}},
             },
+            tool("Bash", "toolu_04", {"command": "cargo build --release", "description": "Build"}, BUILD_LOG),
             tool("Bash", "toolu_01", {"command": "pytest -q tests/", "description": "Run the tests"}, TEST_OUTPUT),
             tool(
                 "Read",
@@ -139,6 +148,15 @@ def main() -> None:
         fold.locator(".cut-mark").wait_for(state="detached")
         fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -60); }")
         page.screenshot(path=str(DOCS / "panel-fold-open.png"))
+        page.keyboard.press("Control+k")
+        page.keyboard.type("ECONNRESET")
+        page.locator(".search-dialog [role=option]").first.wait_for()
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(DOCS / "panel-search.png"))
+        page.keyboard.press("Enter")
+        page.locator("main mark.hit.current").wait_for()
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(DOCS / "panel-search-hit.png"))
         browser.close()
 
 

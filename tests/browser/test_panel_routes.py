@@ -62,3 +62,14 @@ def test_sign_out_clears_the_cookie(panel: Panel) -> None:
         r = http.post("/signout", headers={"Origin": panel.url})
         assert r.status_code == 303 and r.headers["location"] == "/signin"
         assert 'foldline_token=""' in r.headers["set-cookie"] or "Max-Age=0" in r.headers["set-cookie"]
+
+
+def test_a_subagent_address_keeps_its_call_through_the_token_link_and_sign_in(panel: Panel) -> None:
+    with client(panel) as http:
+        r = http.get("/agents/x?call=toolu_1")
+        assert r.headers["location"] == "/signin?next=%2Fagents%2Fx%3Fcall%3Dtoolu_1"
+        r = http.get(f"/agents/x?token={panel.token}&call=toolu_1")
+        assert r.status_code == 303 and r.headers["location"] == "/agents/x?call=toolu_1"
+        r = http.get("/agents/x?call=toolu_1&token=fl_wrong")
+        assert r.headers["location"] == "/signin?error=token&next=%2Fagents%2Fx%3Fcall%3Dtoolu_1"
+        assert '<script type="module" src="/static/signin.js">' in http.get("/signin").text

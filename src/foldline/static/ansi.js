@@ -71,3 +71,8 @@ export function renderAnsi(target, text) {
   if (last < source.length) fragment.append(span(cleanControls(source.slice(last)), style));
   target.replaceChildren(fragment);
 }
+
+// `text` without escape sequences (a snippet is plain text: it shows no colours).
+export function stripAnsi(text) {
+  return String(text).replace(ESCAPE, "");
+}

@@ -48,5 +48,23 @@ export function page(base, { cut = true, limit = null, before = null } = {}) {
 }
 
 export function wholePart(base, messageId, index) {
-  return getJson(base + "/messages/" + encodeURIComponent(messageId) + "/parts/" + encodeURIComponent(String(index)));
+  return getJson(partPath(base, messageId, index));
+}
+
+function partPath(base, messageId, index) {
+  return base + "/messages/" + encodeURIComponent(messageId) + "/parts/" + encodeURIComponent(String(index));
+}
+
+// Code points [start, end) of one field of a part: {field, start, end, length, text}.
+export function partSlice(base, messageId, index, field, start, end) {
+  const query = new URLSearchParams({ field, start: String(Math.max(0, start)), end: String(Math.max(0, end)) });
+  return getJson(partPath(base, messageId, index) + "?" + query.toString());
+}
+
+// One page of search hits: {hits, next}. `agent` narrows to one agent and its subagents.
+export function search({ q, agent = null, limit = 20, cursor = null }, { signal } = {}) {
+  const query = new URLSearchParams({ q, limit: String(limit) });
+  if (agent != null) query.set("agent", agent);
+  if (cursor != null) query.set("cursor", cursor);
+  return getJson("/api/search?" + query.toString(), { signal });
 }

@@ -1,14 +1,18 @@
 // The panel: the agents of each workspace, and an agent's transcript at /agents/{agent}.
 
+import { addressTarget, hitAddress, hitTarget } from "./address.js";
 import { ApiError, getJson } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
 import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
+import { FindBar, SearchBox } from "./search.js";
 import { Transcript, agentInfo, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
 const crumb = document.getElementById("crumb");
-let current = null;
+let current = null; // the transcript on screen
+let currentView = null; // {agent, transcript, status}
+let showing = null; // the token of the place being shown: a newer one makes it stale
 
 function relative(stamp) {
   const then = Date.parse(stamp);
@@ -106,7 +110,29 @@ function toolbar(info, status) {
   return bar;
 }
 
-async function transcriptView(agent) {
+// Show a place in the transcript on screen: `focus` moves the keyboard there (a hit opened from
+// the search box), a find step keeps it in the find field.
+async function show(target, { focus = false } = {}) {
+  const view = currentView;
+  if (!view) return;
+  if (showing) showing.live = false;
+  const token = { live: true };
+  showing = token;
+  view.note.textContent = "";
+  try {
+    await view.ready; // a hit opened while the newest page is still being read
+    const shown = await view.transcript.reveal(target, { token });
+    if (focus && shown && token.live) {
+      if (shown.tabIndex < 0 && !shown.hasAttribute("tabindex")) shown.tabIndex = -1;
+      shown.focus({ preventScroll: true });
+    }
+  } catch (error) {
+    if (token.live) view.note.textContent = "Cannot show that match: " + error.message;
+    throw error;
+  }
+}
+
+async function transcriptView(agent, target) {
   let info;
   try {
     info = await agentInfo(agent);
@@ -124,7 +150,17 @@ async function transcriptView(agent) {
   status.setAttribute("role", "status");
   view.append(toolbar(info, status));
   const body = el("div", "transcript");
-  view.append(body);
+  const note = el("p", "notice show-note");
+  note.setAttribute("role", "status");
+  const find = new FindBar({
+    agent,
+    show: (hit) => {
+      history.replaceState(null, "", hitAddress(hit));
+      return show(hitTarget(hit));
+    },
+    clear: () => transcript.clearMarks(),
+  });
+  view.append(find.node, note, body);
   main.replaceChildren(view);
   const subagents = new Set(info.subagents || []);
   let refresh = null;
@@ -145,18 +181,32 @@ async function transcriptView(agent) {
     },
   });
   current = transcript;
-  await transcript.start();
+  const ready = transcript.start();
+  currentView = { agent, transcript, note, ready };
+  await ready;
   scrollToBottom();
-  transcript.observeTop();
   performance.mark("foldline:newest-page"); // read by bench/panel_load.py
+  if (target) await show(target, { focus: true }).catch(() => {});
+  transcript.observeTop();
 }
 
-async function route() {
+function agentOf(path) {
+  const match = /^\/agents\/([^/]+)\/?$/.exec(path);
+  return match ? decodeURIComponent(match[1]) : null;
+}
+
+// Draw what the address says. On the same agent, only the place in it changes.
+async function route(target = addressTarget()) {
+  const agent = agentOf(location.pathname);
+  if (agent !== null && currentView && currentView.agent === agent && current && !current.stopped) {
+    if (target) await show(target, { focus: true }).catch(() => {});
+    return;
+  }
   if (current) current.stop();
   current = null;
-  const match = /^\/agents\/([^/]+)\/?$/.exec(location.pathname);
+  currentView = null;
   try {
-    if (match) await transcriptView(decodeURIComponent(match[1]));
+    if (agent !== null) await transcriptView(agent, target);
     else await agentsView();
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return;
@@ -165,14 +215,49 @@ async function route() {
   document.body.dataset.ready = "1";
 }
 
+// A hit opened from the search box: its address, then the place.
+function openHit(hit) {
+  const href = hitAddress(hit);
+  if (location.pathname + location.search + location.hash !== href) history.pushState(null, "", href);
+  route(hitTarget(hit));
+}
+
+const searchBox = new SearchBox({ onOpen: openHit });
+const searchButton = el("button", "search-open", "Search");
+searchButton.type = "button";
+searchButton.title = "Search every transcript (/ or Ctrl+K)";
+searchButton.setAttribute("aria-keyshortcuts", "/ Control+K Meta+K");
+searchButton.setAttribute("aria-haspopup", "dialog");
+searchButton.append(el("kbd", "", "/"));
+searchButton.addEventListener("click", () => searchBox.open());
+document.getElementById("crumb").after(searchButton);
+
+// Typing somewhere: `/` is a character there, not the shortcut.
+function typing(target) {
+  if (!(target instanceof Element)) return false;
+  return target.closest("input, textarea, select, [contenteditable]:not([contenteditable=false])") !== null;
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.defaultPrevented) return;
+  const k = event.key === "k" || event.key === "K";
+  if (k && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey) {
+    event.preventDefault();
+    searchBox.open();
+  } else if (event.key === "/" && !event.ctrlKey && !event.metaKey && !event.altKey && !typing(event.target) && !searchBox.isOpen) {
+    event.preventDefault();
+    searchBox.open();
+  }
+});
+
 document.addEventListener("click", (event) => {
   const a = event.target.closest("a[data-nav], a.brand");
   if (!a || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) return;
   event.preventDefault();
   if (a.getAttribute("href") !== location.pathname) history.pushState(null, "", a.getAttribute("href"));
-  route();
+  route(null);
 });
-window.addEventListener("popstate", route);
+window.addEventListener("popstate", () => route());
 
 getJson("/api/me").then((me) => {
   document.getElementById("who").textContent = me.name || "";

@@ -3,6 +3,7 @@
 // Text from the transcript only ever reaches the page through textContent or text nodes.
 
 import { renderAnsi } from "./ansi.js";
+import { cpLength, cpSlice, markSource } from "./marks.js";
 import { dropControls, plainText, renderMarkdown, safeHref } from "./markdown.js";
 
 // An element; its text (if any) is drawn as text, control characters dropped.
@@ -116,52 +117,127 @@ function pre(text, className = "out") {
   return node;
 }
 
-// The section of a fold that holds the field that may be cut: whole, or both ends and a mark.
-// `fold` is the part's fold state (see transcript.js): {cut, whole, status, error, read()}.
-export function fieldSection(fold, label, wholeText, kind) {
+// The marks a fold holds for one field: [{field, start, end, current}] in code points.
+function marksFor(fold, field) {
+  return fold && Array.isArray(fold.marks) ? fold.marks.filter((m) => m.field === field) : [];
+}
+
+// Mark, in `node` (which draws `source`, the field's code points from `offset` on), each of the
+// fold's marks on `field` that falls there.
+export function applyMarks(node, fold, field, source, offset) {
+  if (offset === null) return node;
+  for (const m of marksFor(fold, field)) {
+    const mark = markSource(node, source, offset, m.start, m.end, m.current ? "hit current" : "hit");
+    if (mark && m.current) {
+      mark.tabIndex = -1;
+      mark.dataset.current = "";
+    }
+  }
+  return node;
+}
+
+const NUMBER = new Intl.NumberFormat("en");
+
+export function formatCount(n) {
+  return NUMBER.format(n);
+}
+
+function actionButton(text, className, onClick, disabled = false) {
+  const b = el("button", className, text);
+  b.type = "button";
+  b.disabled = disabled;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+// The section of a fold that holds the field that may be cut: whole, or its head, the windows
+// read around matches or on request, the marks between what is shown, and its tail.
+// `fold` is the part's fold state (see transcript.js): {cut, whole, status, error, read(),
+// big, windows, length, slicing, sliceError, more(), marks, fieldText()}.
+export function fieldSection(fold, label, wholeText, kind, field) {
   const section = el("section", "field");
+  section.dataset.field = field;
   const head = el("div", "field-head");
   head.append(el("span", "label", label));
   const thought = kind === "thought";
-  const textOf = async () => {
-    if (wholeText !== null) return wholeText;
-    const part = await fold.read({ user: true });
-    return fieldText(part, fold.cut.field);
-  };
+  const textOf = async () => (wholeText !== null ? wholeText : fold.fieldText());
   head.append(copyButton(textOf));
   section.append(head);
+  const draw = (text, offset, end = "") => {
+    const node = thought ? thoughtText(text, end) : pre(text, "out" + (end ? " " + end : ""));
+    if (offset !== null) node.dataset.start = String(offset);
+    return applyMarks(node, fold, field, text, offset);
+  };
   if (wholeText !== null) {
-    section.append(thought ? thoughtText(wholeText) : pre(wholeText));
+    section.append(draw(wholeText, 0));
     return section;
   }
   const cut = fold.cut;
-  const what = thought ? "thought" : "output";
   section.classList.add("is-cut");
-  section.append(thought ? thoughtText(cut.head, "head") : pre(cut.head, "out head"));
+  const headLength = cpLength(cut.head);
+  const tailLength = cpLength(cut.tail);
+  const length = typeof fold.length === "number" ? fold.length : null;
+  const middleEnd = length === null ? null : Math.max(headLength, length - tailLength);
+  section.append(draw(cut.head, 0, "head"));
+  let shownTo = headLength;
+  for (const w of fold.windows || []) {
+    const a = Math.max(w.start, shownTo);
+    const b = middleEnd === null ? w.end : Math.min(w.end, middleEnd);
+    if (b <= a) continue;
+    if (a > shownTo) section.append(gapMark(fold, cut, thought, shownTo, a, headLength));
+    section.append(draw(cpSlice(w.text, a - w.start, b - w.start), a, "window"));
+    shownTo = b;
+  }
+  if (middleEnd === null || shownTo < middleEnd) section.append(gapMark(fold, cut, thought, shownTo, middleEnd, headLength));
+  section.append(draw(cut.tail, middleEnd, "tail"));
+  return section;
+}
+
+// The striped mark for code points [from, to) of a cut field that are not shown (`to` is null
+// while the field's length is not known yet).
+function gapMark(fold, cut, thought, from, to, headLength) {
+  const what = thought ? "thought" : "output";
   const mark = el("div", "cut-mark");
   mark.setAttribute("role", "status");
-  const shown = new TextEncoder().encode(cut.head + cut.tail).length;
-  const hidden = Math.max(0, cut.bytes - shown);
+  mark.dataset.from = String(from);
+  if (to !== null) mark.dataset.to = String(to);
   if (fold.status === "reading") {
     mark.classList.add("reading");
     mark.append(el("span", "", thought ? "Reading the whole thought…" : "Reading the whole output…"));
-  } else if (fold.status === "failed") {
-    mark.classList.add("failed");
-    mark.append(el("span", "", `The middle (${formatBytes(hidden)} of ${formatBytes(cut.bytes)}) was not read: ${fold.error}. `));
-    const retry = el("button", "retry", "Retry");
-    retry.type = "button";
-    retry.addEventListener("click", () => fold.read({ user: true }));
-    mark.append(retry);
-  } else {
-    mark.append(el("span", "", `⋯ ${formatBytes(hidden)} in the middle not shown · ${formatBytes(cut.bytes)} in all ⋯ `));
-    const read = el("button", "read", `Read the whole ${what}`);
-    read.type = "button";
-    read.addEventListener("click", () => fold.read({ user: true }));
-    mark.append(read);
+    return mark;
   }
-  section.append(mark);
-  section.append(thought ? thoughtText(cut.tail, "tail") : pre(cut.tail, "out tail"));
-  return section;
+  const whole = from === headLength && (to === null || to === fold.length - cpLength(cut.tail));
+  if (fold.status === "failed") {
+    mark.classList.add("failed");
+    const hidden = Math.max(0, cut.bytes - new TextEncoder().encode(cut.head + cut.tail).length);
+    mark.append(el("span", "", `The middle (${formatBytes(hidden)} of ${formatBytes(cut.bytes)}) was not read: ${fold.error}. `));
+    mark.append(actionButton("Retry", "retry", () => fold.read({ user: true }).catch(() => {})));
+    return mark;
+  }
+  if (whole) {
+    const hidden = Math.max(0, cut.bytes - new TextEncoder().encode(cut.head + cut.tail).length);
+    mark.append(el("span", "", `⋯ ${formatBytes(hidden)} in the middle not shown · ${formatBytes(cut.bytes)} in all ⋯ `));
+  } else {
+    const n = to === null ? null : to - from;
+    mark.append(el("span", "", n === null ? "⋯ more not shown ⋯ " : `⋯ ${formatCount(n)} characters not shown ⋯ `));
+  }
+  const busy = fold.slicing === "reading";
+  if (fold.big) {
+    if (to !== null && (fold.windows || []).length) {
+      mark.append(actionButton("Show the previous 64 KB", "more-before", () => fold.more(from, to, "before").catch(() => {}), busy));
+    }
+    mark.append(actionButton("Show the next 64 KB", "more", () => fold.more(from, to, "after").catch(() => {}), busy));
+  } else {
+    mark.append(actionButton(`Read the whole ${what}`, "read", () => fold.read({ user: true }).catch(() => {})));
+  }
+  if (busy) {
+    mark.classList.add("reading");
+    mark.append(el("span", "", "Reading…"));
+  } else if (fold.slicing === "failed") {
+    mark.classList.add("failed");
+    mark.append(el("span", "", "Not read: " + fold.sliceError));
+  }
+  return mark;
 }
 
 // A thought is Markdown (Codex summaries are `**Title**` and paragraphs), drawn as DOM nodes.
@@ -188,17 +264,22 @@ function jsonBlock(label, value) {
 
 // A tool's input: an object is a small key/value view whose string values keep their real line
 // breaks; anything else is JSON. Copy gives the JSON.
-function inputBlock(value) {
+function inputBlock(value, state) {
   const object = value !== null && typeof value === "object" && !Array.isArray(value);
-  if (!object && typeof value !== "string") return jsonBlock("Input", value);
+  if (!object && typeof value !== "string") {
+    const block = jsonBlock("Input", value);
+    block.dataset.field = "input";
+    return applyMarks(block.querySelector("pre"), state, "input", outputText(value), 0) && block;
+  }
   const section = el("section", "field input");
+  section.dataset.field = "input";
   const head = el("div", "field-head");
   head.append(el("span", "label", "Input"));
   const json = outputText(value);
   head.append(copyButton(async () => json));
   section.append(head);
   if (typeof value === "string") {
-    section.append(pre(value, "out input-text"));
+    section.append(applyMarks(pre(value, "out input-text"), state, "input", value, 0));
     return section;
   }
   const list = el("dl", "kv");
@@ -214,7 +295,7 @@ function inputBlock(value) {
     list.append(dd);
   }
   if (!list.childElementCount) list.append(el("dd", "muted", "(empty)"));
-  section.append(list);
+  section.append(applyMarks(list, state, "input", json, 0));
   return section;
 }
 
@@ -248,7 +329,7 @@ function reasoningFold(msgId, index, part, state) {
   if (part.state === "streaming") bits.push(el("span", "badge streaming", "thinking…"));
   details.append(summary(...bits));
   const body = el("div", "fold-body");
-  body.append(fieldSection(state, "Thought", text, "thought"));
+  body.append(fieldSection(state, "Thought", text, "thought", "text"));
   details.append(body);
   return details;
 }
@@ -272,11 +353,11 @@ function toolFold(msgId, index, part, state, ctx) {
   if (size) bits.push(size);
   details.append(summary(...bits));
   const body = el("div", "fold-body");
-  if (part.input !== undefined) body.append(inputBlock(part.input));
+  if (part.input !== undefined) body.append(inputBlock(part.input, state));
   if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
   for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
-    if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output"));
-    else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output"));
+    if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
+    else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
   }
   details.append(body);
   return details;
@@ -412,7 +493,9 @@ export function renderPart(msgId, index, part, state, ctx) {
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
   if (type === "text") {
     node = el("div", "part text");
-    node.append(renderMarkdown(String(part.text ?? "")));
+    node.dataset.field = "text";
+    const text = String(part.text ?? "");
+    node.append(applyMarks(renderMarkdown(text), state, "text", text, 0));
     if (part.state === "streaming") node.classList.add("streaming");
   } else if (type === "step-start") {
     node = el("div", "part step");

@@ -1,12 +1,21 @@
 // A conversation on screen: the newest page first, older pages on scroll up, live follow over
 // server-sent events, and folds whose cut parts are read whole only when a person opens them.
 
-import { conversationPath, getJson, page, wholePart } from "./api.js";
-import { el, renderPart, subagentLabel } from "./parts.js";
+import { conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
+import { cpLength, cpSlice } from "./marks.js";
+import { el, fieldText, renderPart, subagentLabel } from "./parts.js";
 
 export const PAGE = 15;
 const OLDER_PAGE = 30;
 const ALL_PAGE = 500;
+const SEEK_PAGE = 100; // pages read back to reach a message a search hit is in
+
+// A cut part over this size (its whole field, in UTF-8 bytes) is never read whole by the panel:
+// it is read in slices: windows around matches, and "show more".
+export const WHOLE_LIMIT = 1024 * 1024;
+export const MORE = 65536; // code points a "show more" reads
+export const CONTEXT = 2000; // code points read each side of a match in a cut middle
+const COPY_SLICE = 1 << 20; // code points per slice when a big field is copied
 
 const ROLES = { user: "User", assistant: "Assistant", system: "System" };
 
@@ -45,6 +54,12 @@ class PartFold {
     this.wanted = false; // a person opened this fold (not the browser's find)
     this.pending = null;
     this.el = null;
+    this.windows = []; // slices of the cut field read so far: [{start, end, text}], sorted, apart
+    this.length = null; // the cut field's length in code points, once a slice said it
+    this.windowSig = null;
+    this.slicing = "idle";
+    this.sliceError = "";
+    this.marks = []; // [{field, start, end, current}]
   }
 
   update(part, cut) {
@@ -54,6 +69,93 @@ class PartFold {
       this.whole = null;
       this.wholeSig = null;
     }
+    if (cutSig(this.cut) !== this.windowSig) {
+      this.windows = [];
+      this.length = null;
+      this.windowSig = cutSig(this.cut);
+    }
+  }
+
+  // Over 1 MB: never read whole, only in slices.
+  get big() {
+    return this.cut !== null && this.cut.field !== "url" && this.cut.bytes > WHOLE_LIMIT;
+  }
+
+  // Read code points [start, end) of the cut field and keep them as a window.
+  async window(start, end) {
+    const cut = this.cut;
+    if (!cut) return;
+    const sig = cutSig(cut);
+    this.slicing = "reading";
+    this.view.redrawPart(this);
+    try {
+      const got = await partSlice(this.view.base, this.msgId, this.index, cut.field, start, end);
+      this.slicing = "idle";
+      if (cutSig(this.cut) !== sig) return; // the part changed meanwhile: this slice is of the old one
+      this.length = got.length;
+      if (got.end > got.start) this.keep({ start: got.start, end: got.end, text: got.text });
+    } catch (error) {
+      this.slicing = "failed";
+      this.sliceError = error && error.message ? error.message : "the request failed";
+      throw error;
+    } finally {
+      this.view.redrawPart(this);
+    }
+  }
+
+  keep(w) {
+    const all = [...this.windows, w].sort((x, y) => x.start - y.start);
+    const merged = [];
+    for (const next of all) {
+      const last = merged[merged.length - 1];
+      if (last && next.start <= last.end) {
+        if (next.end > last.end) {
+          last.text = last.text + cpSlice(next.text, last.end - next.start, next.end - next.start);
+          last.end = next.end;
+        }
+      } else merged.push({ ...next });
+    }
+    this.windows = merged;
+  }
+
+  // "Show more" in the gap [from, to): the next 64 KB after what is above, or before what is below.
+  // The keyboard stays where it was: on the same button of the gap that is left, if any.
+  async more(from, to, direction) {
+    const before = direction === "before" && to !== null;
+    const [a, b] = before ? [Math.max(from, to - MORE), to] : [from, to === null ? from + MORE : Math.min(to, from + MORE)];
+    const focused = this.el && this.el.contains(document.activeElement);
+    try {
+      await this.window(a, b);
+    } finally {
+      if (focused && this.el) {
+        const next = before ? `.cut-mark[data-to="${a}"] button.more-before` : `.cut-mark[data-from="${b}"] button.more`;
+        const target = this.el.querySelector(next) || this.el.querySelector(`.cut-mark[data-from="${from}"] button`) || this.el.querySelector("summary");
+        if (target) target.focus();
+      }
+    }
+  }
+
+  // Whether code points [start, end) of the cut field are on screen (head, windows or tail).
+  shows(start, end) {
+    if (!this.cut) return true;
+    const head = cpLength(this.cut.head);
+    if (end <= head) return true;
+    if (this.length !== null && start >= this.length - cpLength(this.cut.tail)) return true;
+    return this.windows.some((w) => w.start <= Math.max(start, head) && w.end >= end);
+  }
+
+  // The whole text of the field (for Copy): one whole read, or slices for a big part.
+  async fieldText() {
+    if (!this.big) return fieldText(await this.read({ user: true }), this.cut.field);
+    const pieces = [];
+    let at = 0;
+    for (;;) {
+      const got = await partSlice(this.view.base, this.msgId, this.index, this.cut.field, at, at + COPY_SLICE);
+      pieces.push(got.text);
+      at = got.end;
+      if (at >= got.length || got.end <= got.start) break;
+    }
+    return pieces.join("");
   }
 
   wholeFor() {
@@ -61,7 +163,7 @@ class PartFold {
   }
 
   get needsRead() {
-    return this.cut !== null && this.wholeFor() === null;
+    return this.cut !== null && !this.big && this.wholeFor() === null;
   }
 
   read({ user = false } = {}) {
@@ -69,6 +171,7 @@ class PartFold {
     const ready = this.wholeFor();
     if (ready) return Promise.resolve(ready);
     if (!this.cut) return Promise.resolve(this.part);
+    if (this.big) return Promise.reject(new Error("a part over 1 MB is read in slices"));
     if (this.pending) return this.pending;
     const sig = cutSig(this.cut);
     this.status = "reading";
@@ -110,7 +213,7 @@ export class Transcript {
     this.messages = new Map(); // id → {message, article}
     this.next = null;
     this.seq = 0;
-    this.loading = false;
+    this.loading = null; // the older page being read, if any
     this.source = null;
     this.stopped = false;
 
@@ -304,9 +407,17 @@ export class Transcript {
     this.placeOrphans();
   }
 
-  async loadOlder(limit = OLDER_PAGE) {
-    if (!this.next || this.loading) return;
-    this.loading = true;
+  loadOlder(limit = OLDER_PAGE) {
+    if (!this.next) return Promise.resolve();
+    if (this.loading) return this.loading;
+    this.loading = this.readOlder(limit).finally(() => {
+      this.loading = null;
+      this.updateOlder();
+    });
+    return this.loading;
+  }
+
+  async readOlder(limit) {
     this.olderStatus.textContent = "Loading…";
     try {
       const older = await page(this.base, { limit, before: this.next });
@@ -326,9 +437,6 @@ export class Transcript {
       this.placeOrphans();
     } catch (error) {
       this.olderStatus.textContent = "Could not load older messages: " + error.message;
-    } finally {
-      this.loading = false;
-      this.updateOlder();
     }
   }
 
@@ -339,6 +447,84 @@ export class Transcript {
     }
     if (this.call === null) window.scrollTo(0, 0);
     else this.root.scrollIntoView({ block: "start" });
+  }
+
+  // Forget every mark (a new search, or a find that was cleared).
+  clearMarks() {
+    for (const fold of this.folds.values()) {
+      if (!fold.marks.length) continue;
+      fold.marks = [];
+      this.redrawPart(fold);
+    }
+    for (const child of this.children) child.clearMarks();
+  }
+
+  // Make no mark the current one, here and in every subagent read so far.
+  dropCurrent() {
+    for (const fold of this.folds.values()) {
+      if (!fold.marks.some((m) => m.current)) continue;
+      fold.marks = fold.marks.map((m) => ({ ...m, current: false }));
+      this.redrawPart(fold);
+    }
+    for (const child of this.children) child.dropCurrent();
+  }
+
+  // Show one place: {call, message, part, field, start, end, hidden}. Reads older pages only
+  // until the message is loaded, opens the part's fold, reads the slice around a match in a cut
+  // middle, marks the match and scrolls to it. Returns the element shown (the current <mark>
+  // when there is one), or throws an Error that says why the place cannot be shown.
+  async reveal(target, { token = null } = {}) {
+    const live = () => !this.stopped && (token === null || token.live);
+    this.dropCurrent();
+    if (target.call != null && target.call !== this.call) {
+      const details = await this.subagentDetails(target.call, live);
+      if (!details) throw new Error("that subagent is not in this transcript");
+      for (let d = details; d; d = d.parentElement && d.parentElement.closest("details")) d.open = true;
+      const child = await details.startChild();
+      if (!live()) return null;
+      if (target.message == null) {
+        details.scrollIntoView({ block: "start" });
+        return details.querySelector("summary");
+      }
+      return child.reveal({ ...target, call: child.call }, { token });
+    }
+    if (target.message == null) return null;
+    while (!this.messages.has(target.message) && this.next && live()) {
+      const before = this.next;
+      await this.loadOlder(SEEK_PAGE);
+      if (this.next === before) break; // the read failed: its note says why
+    }
+    if (!live()) return null;
+    if (!this.messages.has(target.message)) throw new Error("that message is no longer in this transcript");
+    const fold = this.folds.get(target.message + "/" + target.part);
+    if (!fold || !fold.el || !fold.el.isConnected) throw new Error("that part is no longer in this message");
+    const start = Number(target.start) || 0;
+    let end = target.end != null ? Number(target.end) : null;
+    if (fold.el.tagName === "DETAILS") fold.el.open = true;
+    const cut = fold.cut && fold.cut.field === target.field && !fold.wholeFor() ? fold.cut : null;
+    if (cut && !fold.shows(start, end ?? start + 1)) {
+      await fold.window(Math.max(0, start - CONTEXT), (end ?? start) + CONTEXT).catch(() => {});
+      if (!live()) return null;
+    }
+    if (end === null) end = start + wordLength(fold, target.field, start);
+    fold.marks = [...fold.marks.filter((m) => !(m.field === target.field && m.start === start && m.end === end)), { field: target.field, start, end, current: true }];
+    this.redrawPart(fold);
+    const shown = (fold.el.querySelector("mark[data-current]") || fold.el);
+    shown.scrollIntoView({ block: "center" });
+    return shown;
+  }
+
+  // The subagent fold of `call`: older pages are read until its starting call is drawn (or
+  // every page is loaded, when it is listed at the top).
+  async subagentDetails(call, live) {
+    if (!this.subagents.has(call)) return null;
+    while (!this.seenCalls.has(call) && this.next && live()) {
+      const before = this.next;
+      await this.loadOlder(SEEK_PAGE);
+      if (this.next === before) break;
+    }
+    this.placeOrphans();
+    return this.subFolds.get(call) || null;
   }
 
   // Subagents whose starting tool call is not in this conversation get folds of their own at
@@ -365,10 +551,10 @@ export class Transcript {
     s.append(el("span", "kind", "Subagent"), el("span", "sep", "·"), name);
     const body = el("div", "fold-body");
     details.append(s, body);
-    let started = false;
-    details.addEventListener("toggle", () => {
-      if (!details.open || started) return;
-      started = true;
+    let started = null;
+    // The subagent's transcript, read once: when the fold opens, or when a search hit is in it.
+    details.startChild = () => {
+      if (started) return started;
       const child = new Transcript(body, {
         agent: this.agent,
         call,
@@ -376,11 +562,42 @@ export class Transcript {
         subagentFold: this.subagentFold,
       });
       this.children.push(child);
-      child.start().catch((error) => body.append(el("p", "error", "Could not read the subagent: " + error.message)));
+      started = child.start().then(
+        () => child,
+        (error) => {
+          body.append(el("p", "error", "Could not read the subagent: " + error.message));
+          throw error;
+        },
+      );
+      return started;
+    };
+    details.addEventListener("toggle", () => {
+      if (details.open) details.startChild().catch(() => {});
     });
     this.subFolds.set(call, details);
     return details;
   }
+}
+
+// The length of the run of non-space text at code point `start` of a field: what an address
+// (which names where a match starts, not where it ends) marks.
+function wordLength(fold, field, start) {
+  let text = null;
+  let offset = 0;
+  const whole = fold.wholeFor() || fold.part;
+  if (fold.cut && fold.cut.field === field && !fold.wholeFor()) {
+    const head = cpLength(fold.cut.head);
+    const w = fold.windows.find((x) => x.start <= start && x.end > start);
+    if (start < head) text = fold.cut.head;
+    else if (w) [text, offset] = [w.text, w.start];
+    else if (fold.length !== null && start >= fold.length - cpLength(fold.cut.tail)) [text, offset] = [fold.cut.tail, fold.length - cpLength(fold.cut.tail)];
+  } else if (whole && whole[field] !== undefined) {
+    text = fieldText(whole, field);
+  }
+  if (text === null) return 1;
+  const rest = cpSlice(text, start - offset, start - offset + 80);
+  const run = /^\S+/u.exec(rest);
+  return run ? cpLength(run[0]) : 1;
 }
 
 function hasPendingTool(message) {
