@@ -74,6 +74,18 @@ def test_a_pathological_text_is_drawn_as_text_and_the_page_stays_up(signed_in: P
     assert length >= len(payload)
 
 
+def test_a_text_whose_render_throws_is_a_note_not_an_exception(signed_in: Page) -> None:
+    cls, note = signed_in.evaluate(
+        """async () => {
+            const { renderMarkdown } = await import("/static/markdown.js");
+            const node = renderMarkdown({ toString() { throw new RangeError("Maximum call stack size exceeded"); } });
+            return [node.className, node.querySelector(".md-note").textContent];
+        }"""
+    )
+    assert "md-plain" in cls
+    assert note == "Shown as plain text: it could not be drawn as Markdown."
+
+
 def test_plain_text_summaries_are_linear_and_bounded(signed_in: Page, panel: Panel) -> None:
     """Titles and summary rows strip markers with the same parser; a huge title is cut, not parsed whole."""
     title = "[" * 100_000 + "](" * 100_000
