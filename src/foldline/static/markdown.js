@@ -1,7 +1,25 @@
-// Markdown for user and assistant text, drawn as DOM nodes: every piece of the source becomes
-// a text node, so raw HTML in the text is shown, never parsed. Links keep only http(s) and mailto.
+// Markdown for user and assistant text, drawn as DOM nodes. markdown-it (vendored, see
+// vendor/markdown-it/) parses; this module walks its token stream and builds elements with
+// createElement and textContent only, so raw HTML in the text is shown, never parsed, and no
+// attribute is copied from a token: links keep only http(s) and mailto targets, images only
+// data: PNG/JPEG/GIF/WebP.
+//
+// The work is bounded: markdown-it is linear in its input, nesting is capped (maxNesting), and a
+// text that is too long, nested too deep, or that fails to draw for any reason is drawn as plain
+// text with a short note, so one message never takes the page down.
+
+import MarkdownIt from "./vendor/markdown-it/markdown-it.esm.min.js";
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
+const SAFE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[a-z0-9+/=\s]*$/i;
+
+// Past this many characters a text is drawn as plain text, not parsed: the parser is linear, but
+// its worst inputs cost about 10 µs a character, so this keeps one message under a few seconds.
+export const MARKDOWN_MAX_CHARS = 200_000;
+// Blocks and inline spans nest at most this deep (a list level is two: the list and its item).
+export const MARKDOWN_MAX_NESTING = 20;
+// A summary row or a title is drawn from at most this many characters of its text.
+const PLAIN_MAX_CHARS = 4_000;
 
 // C0 control characters other than tab and newline (and DEL): drawn as missing-glyph boxes, so
 // dropped wherever text is drawn. A CRLF or lone CR becomes a newline first.
@@ -11,18 +29,53 @@ export function dropControls(text) {
   return String(text).replace(/\r\n?/g, "\n").replace(CONTROLS, "");
 }
 
+const md = new MarkdownIt("default", {
+  html: false, // raw HTML is text
+  linkify: true, // bare http(s):// and mailto: addresses become links
+  breaks: true, // a single newline is a line break
+  typographer: false,
+  maxNesting: MARKDOWN_MAX_NESTING,
+});
+// Only addresses written with their scheme are linked ("example.com" stays text), and only the
+// schemes a link may have here.
+md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false });
+md.linkify.add("ftp:", null);
+md.linkify.add("//", null);
+
+// markdown-it stops parsing the rest of a text when blocks nest past maxNesting (the tail would
+// be silently missing), so note it and draw that text as plain text instead.
+const blockTokenize = md.block.tokenize;
+md.block.tokenize = function (state, startLine, endLine) {
+  if (state.level >= md.options.maxNesting && startLine < endLine) state.env.tooDeep = true;
+  return blockTokenize.call(this, state, startLine, endLine);
+};
+
 // One line of Markdown as plain text, for a summary row or a title: the markers go, the words stay.
+const LINE_MARKERS = /^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+(?:\[[ xX]\][ \t]+)?)/gm;
+
 export function plainText(text) {
-  return dropControls(text)
-    .replace(/!?\[([^\]\n]*)\]\([^)\s]*(?:\s+"[^"]*")?\)/g, "$1")
-    .replace(/^[ \t]*(?:#{1,6}[ \t]+|>[ \t]?|[-*+][ \t]+(?:\[[ xX]\][ \t]+)?)/gm, "")
-    .replace(/(\*\*|__|~~)(?=\S)([\s\S]*?\S)\1/g, "$2")
-    .replace(/(^|[^\w*])\*(?=[^*\s])([^*\n]*?[^*\s])\*(?!\w)/g, "$1$2")
-    .replace(/(^|[^\w])_(?=[^_\s])([^_\n]*?[^_\s])_(?!\w)/g, "$1$2")
-    .replace(/`+([^`\n]*?)`+/g, "$1")
-    .replace(/\\([\\`*_{}[\]()#+\-.!~|>])/g, "$1")
-    .replace(/\s+/g, " ")
-    .trim();
+  let source = dropControls(text);
+  const cut = source.length > PLAIN_MAX_CHARS;
+  if (cut) source = source.slice(0, PLAIN_MAX_CHARS);
+  source = source.replace(LINE_MARKERS, "");
+  let words;
+  try {
+    words = [];
+    for (const token of md.parseInline(source, {})) collectText(token.children ?? [], words);
+    words = words.join("");
+  } catch {
+    words = source;
+  }
+  words = words.replace(/\s+/g, " ").trim();
+  return cut ? words + "…" : words;
+}
+
+function collectText(tokens, out) {
+  for (const token of tokens) {
+    if (token.type === "softbreak" || token.type === "hardbreak") out.push(" ");
+    else if (token.type === "image") collectText(token.children ?? [], out); // its alt text; no deeper
+    else if (token.content) out.push(token.content);
+  }
 }
 
 export function safeHref(url) {
@@ -36,203 +89,193 @@ function el(tag, className) {
   return node;
 }
 
-function link(text, url) {
-  const href = safeHref(url);
-  if (href === null) return document.createTextNode(text === url ? text : `${text} (${url})`);
+function anchor(href) {
   const a = el("a");
   a.href = href;
   a.rel = "noopener noreferrer nofollow";
   a.target = "_blank";
-  a.textContent = text;
   return a;
 }
 
-const INLINE = new RegExp(
-  [
-    "(?<code>`+)(?<codeText>[\\s\\S]+?)\\k<code>",
-    "\\[(?<linkText>[^\\]\\n]+)\\]\\((?<linkUrl>[^)\\s]+)(?:\\s+\"[^\"]*\")?\\)",
-    "<(?<auto>(?:https?:\\/\\/|mailto:)[^>\\s]+)>",
-    "(?<bare>https?:\\/\\/[^\\s<>\"]*[^\\s<>\".,:;'!?)\\]])",
-    "\\*\\*(?<strong>[^*\\n][\\s\\S]*?)\\*\\*",
-    "__(?<strong2>[^_\\n][\\s\\S]*?)__",
-    "~~(?<del>[^~\\n][\\s\\S]*?)~~",
-    "\\*(?<em>[^*\\s](?:[^*\\n]*[^*\\s])?)\\*",
-    "(?<![\\w])_(?<em2>[^_\\s](?:[^_\\n]*[^_\\s])?)_(?![\\w])",
-  ].join("|"),
-  "g",
-);
+const OPEN_TAGS = {
+  paragraph_open: "p",
+  blockquote_open: "blockquote",
+  bullet_list_open: "ul",
+  ordered_list_open: "ol",
+  list_item_open: "li",
+  thead_open: "thead",
+  tbody_open: "tbody",
+  tr_open: "tr",
+  th_open: "th",
+  td_open: "td",
+  strong_open: "strong",
+  em_open: "em",
+  s_open: "del",
+};
+const ALIGN = /^text-align:(left|right|center)$/;
 
-function textWithBreaks(target, text) {
-  const lines = text.split("\n");
-  lines.forEach((line, i) => {
-    if (i > 0) target.append(el("br"));
-    // A backslash at the end of a line is Markdown's hard line break: the <br> is the break.
-    if (i < lines.length - 1 && /(^|[^\\])(\\\\)*\\$/.test(line)) line = line.slice(0, -1);
-    if (line) target.append(document.createTextNode(line));
-  });
+// A code fence's language, kept only when it looks like one.
+function language(info) {
+  const word = String(info ?? "").trim().split(/\s+/)[0];
+  return /^[\w#+.-]{1,40}$/.test(word) ? word : "";
+}
+
+function codeBlock(token) {
+  const pre = el("pre", "code-block");
+  const code = el("code");
+  code.textContent = token.content.replace(/\n$/, "");
+  const lang = token.type === "fence" ? language(token.info) : "";
+  if (lang) pre.dataset.lang = lang;
+  pre.append(code);
+  return pre;
+}
+
+// A flat token stream (markdown-it's opens and closes) into `root`, with an explicit stack, so the
+// depth of the text never becomes the depth of this function's recursion. `inline` tokens carry
+// their own flat stream in `children`, walked the same way one level down; nothing deeper.
+function build(root, tokens, inlineLevel = false) {
+  const stack = [root];
+  const addressAfter = new Map(); // a link drawn as text -> the address to show after its words
+  const top = () => stack[stack.length - 1];
+  for (const token of tokens) {
+    const type = token.type;
+    if (token.nesting === -1) {
+      // A close: the matching open pushed exactly one node (links drawn as text push a span).
+      if (stack.length > 1) {
+        const closed = stack.pop();
+        const url = addressAfter.get(closed);
+        if (url && closed.textContent !== url) closed.append(document.createTextNode(` (${url})`));
+      }
+      continue;
+    }
+    if (OPEN_TAGS[type] !== undefined) {
+      // A tight list's paragraphs are hidden: their words go straight into the item.
+      if (type === "paragraph_open" && token.hidden) {
+        stack.push(top());
+        continue;
+      }
+      const node = el(OPEN_TAGS[type]);
+      if (type === "ordered_list_open") {
+        const start = Number.parseInt(token.attrGet("start") ?? "1", 10);
+        if (Number.isSafeInteger(start) && start !== 1) node.start = start;
+      } else if (type === "th_open" || type === "td_open") {
+        const align = ALIGN.exec(token.attrGet("style") ?? "");
+        if (align) node.style.textAlign = align[1];
+      }
+      top().append(node);
+      stack.push(node);
+    } else if (type === "heading_open") {
+      const level = Number.parseInt(token.tag.slice(1), 10) || 1;
+      const h = el("h" + Math.min(6, level + 2));
+      top().append(h);
+      stack.push(h);
+    } else if (type === "table_open") {
+      const wrap = el("div", "table-wrap");
+      const table = el("table");
+      wrap.append(table);
+      top().append(wrap);
+      stack.push(table);
+    } else if (type === "link_open") {
+      const href = safeHref(token.attrGet("href") ?? "");
+      let node;
+      if (href !== null) {
+        node = anchor(href);
+      } else {
+        // Not a link: its words, then (for a [text](url) link) the address as text.
+        node = el("span");
+        if (token.markup !== "linkify" && token.markup !== "autolink") addressAfter.set(node, String(token.attrGet("href") ?? ""));
+      }
+      top().append(node);
+      stack.push(node);
+    } else if (type === "inline" && !inlineLevel) {
+      build(top(), token.children ?? [], true);
+    } else if (type === "text" || type === "text_special" || type === "html_inline" || type === "html_block") {
+      top().append(document.createTextNode(token.content));
+    } else if (type === "softbreak" || type === "hardbreak") {
+      top().append(el("br"));
+    } else if (type === "code_inline") {
+      const code = el("code");
+      code.textContent = token.content;
+      top().append(code);
+    } else if (type === "fence" || type === "code_block") {
+      top().append(codeBlock(token));
+    } else if (type === "hr") {
+      top().append(el("hr"));
+    } else if (type === "image") {
+      top().append(image(token));
+    } else if (token.nesting === 1) {
+      // An open this walker does not know: a plain container, so the close still pairs.
+      const node = el("span");
+      top().append(node);
+      stack.push(node);
+    } else if (token.content) {
+      top().append(document.createTextNode(token.content));
+    }
+  }
+}
+
+// An image is drawn only from a data: URL (the page's CSP allows nothing else from outside, and
+// a same-origin address could make the reader's browser send a request with her cookie). Any
+// other image is a link to it when its address is http(s), else its alt text.
+function image(token) {
+  const src = String(token.attrGet("src") ?? "").trim();
+  const alt = plainText(token.content ?? "");
+  if (SAFE_IMAGE.test(src)) {
+    const img = el("img", "file-image");
+    img.src = src;
+    img.alt = alt;
+    return img;
+  }
+  const href = safeHref(src);
+  if (href === null) return document.createTextNode(alt);
+  const a = anchor(href);
+  a.textContent = alt || href;
+  return a;
+}
+
+// The text as it is, when it cannot be drawn as Markdown.
+function asPlainText(text, why) {
+  const root = el("div", "md md-plain");
+  const pre = el("pre", "out md-text");
+  pre.textContent = text;
+  const note = el("p", "muted skipped md-note");
+  note.textContent = `Shown as plain text: ${why}.`;
+  root.append(pre, note);
+  return root;
 }
 
 export function inline(target, text) {
-  let last = 0;
-  for (const m of text.matchAll(INLINE)) {
-    textWithBreaks(target, text.slice(last, m.index));
-    last = m.index + m[0].length;
-    const g = m.groups;
-    if (g.code !== undefined) {
-      const code = el("code");
-      code.textContent = g.codeText.replace(/^ (.*) $/s, "$1");
-      target.append(code);
-    } else if (g.linkText !== undefined) {
-      target.append(link(g.linkText, g.linkUrl));
-    } else if (g.auto !== undefined) {
-      target.append(link(g.auto, g.auto));
-    } else if (g.bare !== undefined) {
-      target.append(link(g.bare, g.bare));
-    } else {
-      const [tag, inner] =
-        g.strong !== undefined ? ["strong", g.strong]
-        : g.strong2 !== undefined ? ["strong", g.strong2]
-        : g.del !== undefined ? ["del", g.del]
-        : ["em", g.em !== undefined ? g.em : g.em2];
-      const node = el(tag);
-      inline(node, inner);
-      target.append(node);
-    }
+  const source = dropControls(text);
+  if (source.length > MARKDOWN_MAX_CHARS) {
+    target.append(document.createTextNode(source));
+    return;
   }
-  textWithBreaks(target, text.slice(last));
-}
-
-const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
-const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
-const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
-const QUOTE = /^ {0,3}> ?/;
-const ITEM = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
-const TABLE_RULE = /^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$/;
-
-function cells(line) {
-  return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((c) => c.trim());
-}
-
-function blocks(target, lines) {
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i];
-    if (!line.trim()) {
-      i += 1;
-      continue;
-    }
-    const fence = FENCE.exec(line);
-    if (fence) {
-      const close = new RegExp("^ {0,3}" + fence[1][0] + "{" + fence[1].length + ",}\\s*$");
-      const body = [];
-      i += 1;
-      while (i < lines.length && !close.test(lines[i])) body.push(lines[i++]);
-      i += 1;
-      const pre = el("pre", "code-block");
-      const code = el("code");
-      code.textContent = body.join("\n");
-      if (fence[2]) pre.dataset.lang = fence[2];
-      pre.append(code);
-      target.append(pre);
-      continue;
-    }
-    const heading = HEADING.exec(line);
-    if (heading) {
-      const h = el("h" + Math.min(6, heading[1].length + 2));
-      inline(h, heading[2]);
-      target.append(h);
-      i += 1;
-      continue;
-    }
-    if (RULE.test(line)) {
-      target.append(el("hr"));
-      i += 1;
-      continue;
-    }
-    if (QUOTE.test(line)) {
-      const body = [];
-      while (i < lines.length && QUOTE.test(lines[i])) body.push(lines[i++].replace(QUOTE, ""));
-      const quote = el("blockquote");
-      blocks(quote, body);
-      target.append(quote);
-      continue;
-    }
-    const item = ITEM.exec(line);
-    if (item) {
-      i = list(target, lines, i, item);
-      continue;
-    }
-    if (line.includes("|") && i + 1 < lines.length && TABLE_RULE.test(lines[i + 1]) && lines[i + 1].includes("-")) {
-      i = table(target, lines, i);
-      continue;
-    }
-    const para = [];
-    while (
-      i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) &&
-      !QUOTE.test(lines[i]) && !(para.length && ITEM.test(lines[i]))
-    ) {
-      para.push(lines[i++]);
-    }
-    const p = el("p");
-    inline(p, para.join("\n"));
-    target.append(p);
+  const holder = document.createDocumentFragment();
+  try {
+    const tokens = md.parseInline(source, {});
+    build(holder, tokens[0]?.children ?? [], true);
+  } catch {
+    target.append(document.createTextNode(source));
+    return;
   }
-}
-
-function list(target, lines, start, first) {
-  const ordered = /\d/.test(first[2]);
-  const node = el(ordered ? "ol" : "ul");
-  if (ordered && parseInt(first[2], 10) !== 1) node.start = parseInt(first[2], 10);
-  const indent = first[1].length;
-  let i = start;
-  while (i < lines.length) {
-    const m = ITEM.exec(lines[i]);
-    if (!m || m[1].length !== indent || /\d/.test(m[2]) !== ordered) break;
-    const body = [m[3]];
-    i += 1;
-    while (i < lines.length && lines[i].trim() && !(ITEM.exec(lines[i]) && ITEM.exec(lines[i])[1].length <= indent)) {
-      body.push(lines[i++].replace(/^\s{1,4}/, ""));
-    }
-    const li = el("li");
-    blocks(li, body);
-    if (li.childNodes.length === 1 && li.firstChild.tagName === "P") li.replaceChildren(...li.firstChild.childNodes);
-    node.append(li);
-    while (i < lines.length && !lines[i].trim() && i + 1 < lines.length && ITEM.exec(lines[i + 1])?.[1].length === indent) i += 1;
-  }
-  target.append(node);
-  return i;
-}
-
-function table(target, lines, start) {
-  const node = el("table");
-  const head = el("tr");
-  for (const c of cells(lines[start])) {
-    const th = el("th");
-    inline(th, c);
-    head.append(th);
-  }
-  const thead = el("thead");
-  thead.append(head);
-  const tbody = el("tbody");
-  let i = start + 2;
-  while (i < lines.length && lines[i].includes("|") && lines[i].trim()) {
-    const tr = el("tr");
-    for (const c of cells(lines[i++])) {
-      const td = el("td");
-      inline(td, c);
-      tr.append(td);
-    }
-    tbody.append(tr);
-  }
-  node.append(thead, tbody);
-  const wrap = el("div", "table-wrap");
-  wrap.append(node);
-  target.append(wrap);
-  return i;
+  target.append(holder);
 }
 
 export function renderMarkdown(text) {
-  const root = el("div", "md");
-  blocks(root, dropControls(text).split("\n"));
-  return root;
+  let source = "";
+  try {
+    source = dropControls(text);
+    if (source.length > MARKDOWN_MAX_CHARS) {
+      return asPlainText(source, `${source.length.toLocaleString("en")} characters is more than the ${MARKDOWN_MAX_CHARS.toLocaleString("en")} drawn as Markdown`);
+    }
+    const env = {};
+    const tokens = md.parse(source, env);
+    if (env.tooDeep) return asPlainText(source, `nested more than ${MARKDOWN_MAX_NESTING} levels deep`);
+    const root = el("div", "md");
+    build(root, tokens);
+    return root;
+  } catch (err) {
+    console.warn("Foldline: a text could not be drawn as Markdown", err);
+    return asPlainText(source, "it could not be drawn as Markdown");
+  }
 }
