@@ -334,6 +334,23 @@ function reasoningFold(msgId, index, part, state) {
   return details;
 }
 
+// A text part past the text bound (a pasted log, say) arrives cut: a fold with both ends, the
+// size, and its middle read on a click (by slices past 1 MB), drawn as text rather than Markdown.
+function longTextFold(msgId, index, part, state) {
+  const details = fold("long-text", msgId, index);
+  const whole = state.wholeFor(part);
+  const text = whole ? String(whole.text ?? "") : null;
+  const preview = plainText((text ?? state.cut.head).slice(0, 400));
+  const bits = [el("span", "kind", "Long text"), el("span", "preview", preview.slice(0, 120))];
+  const size = sizeNote(whole ? null : state.cut, text);
+  if (size) bits.push(size);
+  details.append(summary(...bits));
+  const body = el("div", "fold-body");
+  body.append(fieldSection(state, "Text", text, "output", "text"));
+  details.append(body);
+  return details;
+}
+
 function toolFold(msgId, index, part, state, ctx) {
   const name = toolName(part);
   const details = fold("tool", msgId, index);
@@ -491,6 +508,7 @@ export function renderPart(msgId, index, part, state, ctx) {
   const type = typeof part?.type === "string" ? part.type : "";
   if (toolName(part) !== null) return toolFold(msgId, index, part, state, ctx);
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
+  if (type === "text" && state?.cut?.field === "text") return longTextFold(msgId, index, part, state);
   if (type === "text") {
     node = el("div", "part text");
     node.dataset.field = "text";
