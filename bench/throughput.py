@@ -284,7 +284,7 @@ def measure_memory(backend: str, url: str, ids: dict[str, str]) -> list[Memory]:
             peak = idle
             stop = threading.Event()
 
-            def sample(server: Server = server) -> None:
+            def sample(server: Server = server, stop: threading.Event = stop) -> None:
                 nonlocal peak
                 while not stop.is_set():
                     peak = max(peak, server.rss())
