@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
@@ -117,6 +118,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
                 work.stop()
             poller.cancel()
             stop()
+            app.state.db_pool.shutdown(wait=False)
 
     hub = Hub(transcripts.seqs, transcripts.settings.poll_seconds)
     app = App(
@@ -133,6 +135,9 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.state.transcripts = transcripts
     app.state.hub = hub
     settings = transcripts.settings
+    # Reads that go to the database run here, a few at a time: more threads would only take
+    # turns on one interpreter lock (and each one's CPU time grows with the others').
+    app.state.db_pool = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="foldline-db")
     app.state.streams = Slots("event streams", settings.max_streams)
     app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
     app.add_exception_handler(FoldlineError, on_foldline_error)

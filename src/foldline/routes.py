@@ -9,8 +9,11 @@ once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents th
 
 from __future__ import annotations
 
+import asyncio
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 import orjson
 from annotated_types import Interval
@@ -20,6 +23,7 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
+from starlette.concurrency import run_in_threadpool
 
 from . import events, schemas
 from .errors import BadRequest, Invalid, PayloadTooLarge
@@ -34,10 +38,22 @@ def json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
 
 
+R = TypeVar("R")
+
+
+async def in_pool(request: Request, work: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """Run database work (and the encoding beside it) in the app's one bounded pool of threads."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(request.app.state.db_pool, functools.partial(work, *args, **kwargs))
+
+
 # -- what a route depends on ------------------------------------------------------------------
+# Each is `async`: FastAPI runs a plain `def` dependency in a thread of its own, a hop per
+# dependency per request. Only a token this process has not seen in the last few seconds sends
+# one to the database (Transcripts.authenticate); every other answer comes from memory.
 
 
-def transcripts(request: Request) -> Transcripts:
+async def transcripts(request: Request) -> Transcripts:
     t: Transcripts = request.app.state.transcripts
     return t
 
@@ -57,21 +73,27 @@ def token_of(request: Request) -> str | None:
     return request.cookies.get(TOKEN_COOKIE)
 
 
-def writer(request: Request, credentials: Bearer) -> str:
+async def signed_in(request: Request, token: str | None) -> str:
+    t: Transcripts = request.app.state.transcripts
+    account = t.cached_account(token)
+    if account is None:
+        account = await run_in_threadpool(t.authenticate, token)
+    return account
+
+
+async def writer(request: Request, credentials: Bearer) -> str:
     """The caller of a write: a bearer token, never the cookie (a forged cross-site form changes nothing)."""
-    token = credentials.credentials.strip() if credentials else None
-    return transcripts(request).authenticate(token)
+    return await signed_in(request, credentials.credentials.strip() if credentials else None)
 
 
-def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
+async def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
     """The caller of a read: a bearer token, or the panel's cookie."""
-    token = credentials.credentials.strip() if credentials else panel
-    return transcripts(request).authenticate(token)
+    return await signed_in(request, credentials.credentials.strip() if credentials else panel)
 
 
 async def body(request: Request) -> Any:
     """The request's JSON, read once within the size limit and decoded once."""
-    limit = transcripts(request).settings.max_body
+    limit = request.app.state.transcripts.settings.max_body
     length = request.headers.get("content-length", "")
     if length.isascii() and length.isdigit() and int(length) > limit:
         raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
@@ -113,11 +135,11 @@ AgentId = Annotated[str, Path(description="the agent's id (a UUID)", json_schema
 CallId = Annotated[str, Path(description="the tool call id that started the subagent, as the agent wrote it")]
 
 
-def address(request: Request, agent: AgentId) -> Address:
+async def address(request: Request, agent: AgentId) -> Address:
     return Address(agent, request.path_params.get("call"))
 
 
-def subagent(call: CallId) -> None:
+async def subagent(call: CallId) -> None:
     """Declares ``call`` on the subagent prefix; :func:`address` reads it."""
 
 
@@ -323,11 +345,13 @@ def end_turn(t: T, who: Writer, at: At) -> Response:
     response_model=None,
     responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
 )
-def read_messages(
-    t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
+async def read_messages(
+    request: Request, t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
 ) -> Response:
-    page = t.messages(who, at.agent, call=at.call, cut=parts == "cut", limit=limit, before=before)
-    return json(page)
+    # One hop to the database pool: the page is read in one transaction and sent as stored.
+    page = await in_pool(request, t.page_json, who, at.agent, call=at.call, cut=parts == "cut", limit=limit,
+                         before=before)  # fmt: skip
+    return Response(page, media_type="application/json")
 
 
 @conversation.get(

@@ -209,3 +209,11 @@ def _text_rows(row: Row[Any]) -> list[dict[str, object]]:
         texts = FieldText(field, text, shown if field == cut_field else None)
         out += chunk_rows(row.conversation_id, row.message_id, row.idx, texts)
     return out
+
+
+# -- 5: messages.checked, the read stamp a message's write was validated under --------------
+
+
+def add_v5_checked(conn: Connection, backend: Backend) -> None:
+    """A nullable column: messages stored before it (NULL) keep every read-time check."""
+    conn.exec_driver_sql("ALTER TABLE messages ADD COLUMN checked TEXT")

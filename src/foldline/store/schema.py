@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, create_v1, create_v2
+from .migrations import Backend, add_v5_checked, create_v1, create_v2
 
 metadata = MetaData()
 
@@ -100,6 +100,8 @@ messages = Table(
     Column("head", Text, nullable=False),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    # The read stamp the write door validated it under (see Transcripts.read_stamp); NULL: check on read.
+    Column("checked", Text),
     Index("messages_by_position", "conversation_id", "position"),
     Index("messages_by_seq", "conversation_id", "seq"),
 )
@@ -161,4 +163,6 @@ part_text = Table(
 MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
     (2, "searchable text in chunks, indexed (FTS5 trigram / pg_trgm)", create_v2),
+    # 3 and 4 are taken by work under way on other branches (tokens' use and expiry, …).
+    (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
 ]
