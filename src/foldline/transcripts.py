@@ -47,7 +47,7 @@ CALL_MAX = 256  # code points in a subagent's call id
 TITLE_MAX = 500  # code points in an agent's title
 TOKEN_CACHE_MAX = 10_000  # tokens remembered at once (past it, the cache starts again empty)
 # Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
-ADDED_KEYS = ('"parts"', '"cutParts"', '"skippedParts"')
+ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"')
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
@@ -425,17 +425,25 @@ class Transcripts:
         if found is None:
             raise NotFound()
         rows = found.rows
-        texts = ",".join([self._message_text(row) for row in rows])
+        out = [b'{"messages":[']
+        for n, row in enumerate(rows):
+            if n:
+                out.append(b",")
+            self._message_bytes(row, out)
         after = b"null" if not (found.more and rows) else b'"%d"' % rows[0].position
-        return b'{"messages":[%s],"next":%s,"seq":%d}' % (texts.encode(), after, found.seq)
+        out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
+        return b"".join(out)
 
-    def _message_text(self, row: MessageRow) -> str:
-        """One stored message as a read sends it, as JSON text."""
-        head = row.head
-        if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != "}":
-            return orjson.dumps(self._readable(row)).decode()
-        sent, cut_parts, skipped = [], [], []
+    def _message_bytes(self, row: MessageRow, out: list[bytes]) -> None:
+        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8."""
+        head = as_bytes(row.head)
+        if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != b"}":
+            out.append(orjson.dumps(self._readable(row)))
+            return
+        cut_parts, skipped = [], []
         retired = self._retired
+        out += (head[:-1], b',"parts":[')
+        first = True
         for (index, body, ref), tool in zip(row.parts, row.tools, strict=True):
             if tool is not None and tool in retired:  # a rare row: decided as an unstamped one
                 part = decoded(body)
@@ -443,15 +451,18 @@ class Transcripts:
                 if not self._part_ok(part, cut if isinstance(cut, dict) else None):
                     skipped.append(index)
                     continue
-            sent.append(body)
+            if not first:
+                out.append(b",")
+            first = False
+            out.append(as_bytes(body))
             if ref is not None:
-                cut_parts.append(ref)
-        text = f'{head[:-1]},"parts":[{",".join(sent)}]'
+                cut_parts.append(as_bytes(ref))
+        out.append(b"]")
         if cut_parts:
-            text += f',"cutParts":[{",".join(cut_parts)}]'
+            out += (b',"cutParts":[', b",".join(cut_parts), b"]")
         if skipped:
-            text += f',"skippedParts":{orjson.dumps(skipped).decode()}'
-        return text + "}"
+            out += (b',"skippedParts":', orjson.dumps(skipped))
+        out.append(b"}")
 
     def _passes_read_checks(self, message: Json) -> bool:
         """Whether a whole message passes every check a read runs (so it may be stamped)."""
@@ -601,7 +612,11 @@ def read_stamp(registry: Registry) -> str:
     return f"{READ_CHECKS}:{hashlib.sha256(schemas).hexdigest()[:16]}"
 
 
-def decoded(text: str) -> Any:
+def as_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode()
+
+
+def decoded(text: str | bytes) -> Any:
     """A stored JSON text, or ``None`` when the row is not JSON (the read then drops it)."""
     try:
         return orjson.loads(text)

@@ -120,8 +120,8 @@ class MessageRow:
     id: str
     position: int
     seq: int
-    head: str
-    parts: list[tuple[int, str, str | None]]  # (idx, part JSON, cutParts entry JSON or None)
+    head: str | bytes  # bytes (UTF-8) where the backend returns them undecoded (read_page)
+    parts: list[tuple[int, str | bytes, str | bytes | None]]  # (idx, part JSON, cutParts entry JSON or None)
     checked: str | None = None  # the read stamp it was written under (``Transcripts`` says what it means)
     tools: list[str | None] = field(default_factory=list)  # each part's stored tool column, as ``parts``
 
@@ -598,7 +598,7 @@ class Store(TextStore):
         else:
             conv = conv.where(c.id == slot("agent"), c.parent_id.is_(None))
         m = messages.c
-        page = select(m.id, m.position, m.seq, m.head, m.checked).where(
+        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked).where(
             m.conversation_id == slot("conv"), m.owner_id == slot("owner")
         )
         if before:
@@ -606,7 +606,7 @@ class Store(TextStore):
         page = page.order_by(m.position.desc())
         if limited:
             page = page.limit(slot("limit", Integer))
-        sent = self._parts_query(None, cut).selected_columns[4:]  # body, and with a cut its reference
+        sent = [self.as_bytes(c) for c in self._parts_query(None, cut).selected_columns[4:]]  # body (and ref)
         if cut is None:
             sent = [*sent, null().label("ref")]
         part_query = select(parts.c.position, parts.c.idx, parts.c.tool, *sent).where(
@@ -615,6 +615,10 @@ class Store(TextStore):
             parts.c.position <= slot("last"),
         ).order_by(parts.c.position, parts.c.idx)
         return PageSQL(self._prepare(conv), self._prepare(page), self._prepare(part_query))
+
+    def as_bytes(self, column: Any) -> Any:
+        """A text column as the driver can return it without decoding it (the page sends it as is)."""
+        return column
 
     def _prepare(self, statement: Any) -> Prepared:
         compiled = statement.compile(dialect=self.engine.dialect, compile_kwargs={"render_postcompile": True})

@@ -15,7 +15,19 @@ from pathlib import Path
 from typing import Any
 
 import watchfiles
-from sqlalchemy import ColumnElement, Connection, FromClause, column, create_engine, event, func, table, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    LargeBinary,
+    cast,
+    column,
+    create_engine,
+    event,
+    func,
+    table,
+    text,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from .base import SOMETHING, Store
@@ -45,6 +57,10 @@ class SQLiteStore(Store):
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
+
+    def as_bytes(self, column: Any) -> Any:
+        # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
+        return cast(column, LargeBinary).label(column.name)
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Say ``SOMETHING`` when another process writes to this file: SQLite has no notices, but
