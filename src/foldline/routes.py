@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import parse_qsl
 
 import orjson
 from annotated_types import Interval
@@ -24,6 +26,7 @@ from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBea
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 from starlette.concurrency import run_in_threadpool
+from starlette.requests import cookie_parser
 
 from . import events, schemas
 from .errors import BadRequest, Invalid, PayloadTooLarge
@@ -435,3 +438,85 @@ router.include_router(
     dependencies=[Depends(subagent)],
     generate_unique_id_function=subagent_operation_id,
 )
+
+
+# -- the page read's short way in -------------------------------------------------------------
+
+PAGE_PATH = re.compile(r"/api/agents/([^/]+)(?:/subagents/([^/]+))?/messages")
+PAGE_QUERY = {"parts", "limit", "before"}
+CUT_OR_WHOLE = {"cut": True, "whole": False}
+
+
+class PageReads:
+    """ASGI middleware: a transcript read in its common form, answered without FastAPI's
+    per-request machinery (route matching over every route, the dependency graph, parameter
+    models), which cost a cut page as much as the page itself.
+
+    It answers only a plain ``GET …/messages`` that :func:`read_messages` would answer the same
+    way: each parameter at most once and valid as the route declares it, and a token this
+    process has authenticated in the last few seconds. Anything else, and any refusal (401,
+    404, 400), goes on to the route itself, which stays the one that documents and decides.
+    """
+
+    def __init__(self, app: Any, transcripts: Transcripts, pool: Any) -> None:
+        self.app, self.transcripts, self.pool = app, transcripts, pool
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            found = PAGE_PATH.fullmatch(scope["path"])
+            if found is not None:
+                page = await self._page(scope, found.group(1), found.group(2))
+                if page is not None:
+                    headers = [(b"content-length", b"%d" % len(page)), (b"content-type", b"application/json")]
+                    await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await send({"type": "http.response.body", "body": page})
+                    return
+        await self.app(scope, receive, send)
+
+    async def _page(self, scope: dict[str, Any], agent: str, call: str | None) -> bytes | None:
+        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        params = dict(query)
+        if len(params) != len(query) or not PAGE_QUERY.issuperset(params):
+            return None
+        cut = CUT_OR_WHOLE.get(params.get("parts", "whole"))
+        limit, before = params.get("limit"), params.get("before")
+        if cut is None:
+            return None
+        if limit is not None and not (limit.isascii() and limit.isdigit() and len(limit) <= 4):
+            return None
+        if limit is not None and not 1 <= int(limit) <= 1000:
+            return None
+        if before is not None and not (BEFORE.fullmatch(before) and int(before) <= MAX_COUNTER):
+            return None
+        account = self.transcripts.cached_account(token_in(scope))
+        if account is None:
+            return None
+        work = functools.partial(
+            self.transcripts.page_json, account, agent, call=call, cut=cut,
+            limit=None if limit is None else int(limit), before=before,
+        )  # fmt: skip
+        try:
+            page: bytes = await asyncio.get_running_loop().run_in_executor(self.pool, work)
+        except Exception:  # the route says why, in its own words
+            return None
+        return page
+
+
+BEFORE = re.compile("[0-9]{1,10}")
+
+
+def token_in(scope: dict[str, Any]) -> str | None:
+    """The token :func:`reader` would take from a request: a bearer token, else the panel's cookie."""
+    authorization: str | None = None
+    cookies: str | None = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            authorization = value.decode("latin-1")
+        elif name == b"cookie":
+            cookies = value.decode("latin-1")
+    if authorization is not None:
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() == "bearer" and credentials:
+            return credentials.strip()
+    found: str | None = cookie_parser(cookies).get(TOKEN_COOKIE) if cookies else None
+    return found
