@@ -3,14 +3,20 @@ a remembered token is forgotten at once when asked."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import httpx
 import orjson
 import pytest
-from conftest import World
+from conftest import IN_PROCESS_URL, World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, text, thought, tool, user
+from servers import InProcess
 from sqlalchemy import delete
 from test_stored_rows import registry_with
 
 from foldline import Unauthorized
+from foldline.app import create_app
+from foldline.settings import Settings
 from foldline.store import Store
 from foldline.store.schema import tokens
 from foldline.transcripts import Transcripts, hash_token
@@ -68,3 +74,20 @@ def test_a_retired_tools_part_in_a_stamped_message_is_skipped(
     assert retired.read_stamp == transcripts.read_stamp  # the stamp holds: the tool column decides
     read = retired.messages(world.alice_id, world.agent, cut=True)["messages"][0]
     assert read["id"] == message["id"] and read["skippedParts"] == [1] and "cutParts" not in read
+
+
+def test_a_body_past_the_gzip_bound_is_sent_as_it_is(world: World, store: Store, settings: Settings) -> None:
+    fill(world)
+    url = f"{IN_PROCESS_URL}/api/agents/{world.agent}/messages"
+    headers = {"Authorization": f"Bearer {world.alice_token}", "Accept-Encoding": "gzip"}
+    compressed = world.http.get(url, headers=headers)
+    assert compressed.headers["content-encoding"] == "gzip"
+    bounded = InProcess(create_app(Transcripts(store, settings=replace(settings, gzip_max=2_000))))
+    try:
+        with httpx.Client(transport=bounded) as http:
+            plain = http.get(url, headers=headers)
+    finally:
+        bounded.stop()
+    assert "content-encoding" not in plain.headers and plain.headers["vary"] == "Accept-Encoding"
+    assert int(plain.headers["content-length"]) > 2_000
+    assert plain.json() == compressed.json()

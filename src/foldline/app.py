@@ -12,10 +12,12 @@ from typing import Any, Protocol
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
+from starlette.types import Message, Receive, Scope, Send
 
 from . import __version__, panel, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
@@ -91,6 +93,43 @@ def body_limit(max_body: int) -> Callable[[str], int]:
         return panel.MAX_FORM if path in ("/signin", "/signout") else max_body
 
     return limit_for
+
+
+class BoundedGZip(GZipMiddleware):
+    """Starlette's gzip, except for a response whose declared length is past ``maximum_size``:
+    that one is sent as it is, as it comes, instead of compressed whole in memory first."""
+
+    def __init__(self, app: Any, maximum_size: int, **options: Any) -> None:
+        super().__init__(app, **options)
+        self.maximum_size = maximum_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or "gzip" not in Headers(scope=scope).get("Accept-Encoding", ""):
+            await super().__call__(scope, receive, send)
+            return
+        responder = BoundedResponder(
+            self.app, self.minimum_size, compresslevel=self.compresslevel,
+            thread_minimum_size=self.thread_minimum_size, exclude_content_types=self.exclude_content_types,
+        )  # fmt: skip
+        responder.maximum_size = self.maximum_size
+        await responder(scope, receive, send)
+
+
+class BoundedResponder(GZipResponder):
+    maximum_size = 0
+    as_is = False
+
+    async def send_with_compression(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            length = Headers(raw=message.get("headers") or []).get("content-length", "")
+            self.as_is = length.isdigit() and int(length) > self.maximum_size
+            if self.as_is:
+                message.setdefault("headers", [])
+                MutableHeaders(scope=message).add_vary_header("Accept-Encoding")
+        if self.as_is:
+            await self.send(message)
+            return
+        await super().send_with_compression(message)
 
 
 class App(FastAPI):

@@ -42,6 +42,8 @@ class Settings:
     # Per account, at once (429 past them): open event streams, and whole-part reads.
     max_streams: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_STREAMS", "50")))
     max_whole_reads: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_WHOLE_READS", "4")))
+    # Bodies past this many bytes are sent without gzip (compressing them costs more than it saves).
+    gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
     # Threads that run reads against the database (the page read), per process.
     db_threads: int = field(default_factory=lambda: int(env_number("FOLDLINE_DB_THREADS", "4")))
     # How long a process trusts a token it has found, without asking again (0: ask every time).

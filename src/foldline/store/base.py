@@ -213,7 +213,12 @@ class Store(TextStore):
                 apply(conn, self)
                 conn.execute(insert(migrations_table).values(version=version, name=name, applied_at=now()))
                 applied.append(version)
+        if applied:
+            self.after_migrating()
         return applied
+
+    def after_migrating(self) -> None:
+        """Run once migrations changed the schema (PostgreSQL gathers its planner's statistics)."""
 
     def lock_migrations(self, conn: Connection) -> None:
         """Keep two processes from migrating at once (the SQLite write lock already does)."""
