@@ -183,9 +183,10 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)
-    # Transcript JSON compresses 4-10x; level 1 keeps a whole 100 MB read cheap. SSE is never compressed.
+    # Transcript JSON compresses 4-10x; level 1 keeps it cheap. SSE is never compressed, nor a body
+    # past settings.gzip_max (a whole 100 MB part): it would be compressed whole in memory first.
     app.add_middleware(routes.PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
-    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
+    app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
     app.include_router(routes.router)
     panel.mount(app)
