@@ -17,7 +17,7 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
 from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__, panel, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
@@ -99,8 +99,8 @@ class BoundedGZip(GZipMiddleware):
     """Starlette's gzip, except for a response whose declared length is past ``maximum_size``:
     that one is sent as it is, as it comes, instead of compressed whole in memory first."""
 
-    def __init__(self, app: Any, maximum_size: int, **options: Any) -> None:
-        super().__init__(app, **options)
+    def __init__(self, app: ASGIApp, maximum_size: int, minimum_size: int = 500, compresslevel: int = 9) -> None:
+        super().__init__(app, minimum_size=minimum_size, compresslevel=compresslevel)
         self.maximum_size = maximum_size
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
