@@ -91,3 +91,18 @@ def test_a_body_past_the_gzip_bound_is_sent_as_it_is(world: World, store: Store,
     assert "content-encoding" not in plain.headers and plain.headers["vary"] == "Accept-Encoding"
     assert int(plain.headers["content-length"]) > 2_000
     assert plain.json() == compressed.json()
+
+
+def test_a_whole_part_is_sent_as_stored_and_gives_its_slot_back(world: World) -> None:
+    output = "é line of output\n" * 100_000
+    message = put(world.alice, world.agent, assistant([bash(output)]))
+    headers = {"Authorization": f"Bearer {world.alice_token}", "Accept-Encoding": "identity"}
+    url = f"{world.url}/api/agents/{world.agent}/messages/{message['id']}/parts/0"
+    for _ in range(6):  # past the 4 whole reads an account may have at once: each gave its slot back
+        with httpx.stream("GET", url, headers=headers) as response:
+            assert response.status_code == 200
+            assert int(response.headers["content-length"]) == len(orjson.dumps(message["parts"][0]))
+            assert orjson.loads(response.read()) == message["parts"][0]
+    with httpx.stream("GET", url, headers=headers) as response:  # dropped after its first bytes
+        next(response.iter_raw())
+    assert world.alice.part(world.agent, message["id"], 0) == message["parts"][0]

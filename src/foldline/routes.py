@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import parse_qsl
@@ -381,8 +382,28 @@ def read_part(
     if start is not None or end is not None:
         raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads
-    with whole_reads.taken(who):
-        return json(t.part(who, at.agent, message, index, at.call))
+    whole_reads.acquire(who)  # held until the last byte is sent (or the client goes)
+    try:
+        size, chunks = t.part_stream(who, at.agent, message, index, at.call)
+        sending = held_until_sent(chunks, lambda: whole_reads.release(who))
+        first = next(sending)  # started: from here on, closing it gives the slot back
+    except BaseException:
+        whole_reads.release(who)
+        raise
+    headers = {"Content-Length": str(size)}
+    return StreamingResponse(itertools.chain((first,), sending), media_type="application/json", headers=headers)
+
+
+def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:
+    """``chunks``, then ``release()``: at their end, or when the response is dropped unfinished."""
+    try:
+        yield b""
+        yield from chunks
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+        release()
 
 
 @conversation.get(

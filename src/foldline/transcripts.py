@@ -13,7 +13,7 @@ import secrets
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
 
@@ -498,6 +498,31 @@ class Transcripts:
         if not isinstance(part, dict) or not readable_part(part, self.registry):
             raise NotFound()
         return part
+
+    def part_stream(
+        self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None
+    ) -> tuple[int, Iterator[bytes]]:
+        """One part, whole, as the API sends it: its size in bytes and its JSON in chunks.
+
+        A part of a stamped message (:meth:`page_json`) whose tool is not retired is sent as it
+        is stored, read as it is sent where the backend can; any other is decoded and checked
+        as :meth:`part` does."""
+        conv = self.conversation(account, agent_id, call)
+        if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
+            raise NotFound()
+        found = self._store.part_body(conv, canonical_uuid(message_id), int(index))
+        if found is None:
+            raise NotFound()
+        if found.checked == self.read_stamp and (found.tool is None or found.tool not in self._retired):
+            return found.size, found.chunks
+        try:
+            part = decoded(b"".join(found.chunks))
+        finally:
+            found.close()
+        if not isinstance(part, dict) or not readable_part(part, self.registry):
+            raise NotFound()
+        body = orjson.dumps(part)
+        return len(body), iter((body,))
 
     def part_slice(
         self,

@@ -101,6 +101,22 @@ class Prepared:
         return values if self.order is None else tuple(values[name] for name in self.order)
 
 
+@dataclass(slots=True)
+class StoredBody:
+    """A whole part as stored (:meth:`Store.part_body`): ``size`` bytes of JSON in ``chunks``.
+    ``close()`` lets go of what reading it holds, if it is not read to its end."""
+
+    tool: str | None
+    checked: str | None
+    size: int
+    chunks: Iterator[bytes]
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
+
+
 @dataclass(frozen=True, slots=True)
 class PageSQL:
     conversation: Prepared
@@ -724,6 +740,33 @@ class Store(TextStore):
         with self.read() as conn:
             row = conn.execute(query.add_columns(messages.c.role)).first()
         return row.id if row is not None and row.role == role else None
+
+    def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
+        """One whole part as stored, to be sent as it is: its tool, its message's read stamp, and
+        its JSON in UTF-8, in chunks (a backend that can reads them as they are sent)."""
+        query = self._part_query(conv, message_id, index, self.as_bytes(parts.c.body))
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return None
+        body = row.body if isinstance(row.body, bytes) else row.body.encode()
+        return StoredBody(row.tool, row.checked, len(body), iter((body,)))
+
+    @staticmethod
+    def _part_query(conv: Conversation, message_id: str, index: int, *columns: Any) -> Any:
+        return (
+            select(parts.c.tool, messages.c.checked, *columns)
+            .join(
+                messages,
+                and_(messages.c.conversation_id == parts.c.conversation_id, messages.c.id == parts.c.message_id),
+            )
+            .where(
+                parts.c.conversation_id == conv.id,
+                parts.c.message_id == message_id,
+                parts.c.idx == index,
+                messages.c.owner_id == conv.owner_id,
+            )
+        )
 
     def part(self, conv: Conversation, message_id: str, index: int) -> tuple[str, str | None] | None:
         """One whole part (its JSON and tool), read by message id under the conversation's owner."""
