@@ -107,7 +107,8 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(store_base, "MIGRATIONS", store_base.MIGRATIONS[:1])
+    # A store from before search: every migration but 2 (later ones, such as 5, are what writes need today).
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 2])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
