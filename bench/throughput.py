@@ -98,8 +98,9 @@ def build(t: Transcripts) -> dict[str, str]:
                                 "input": {"command": "cat big.log"}, "output": "x" * BIG_PART})
     text = StoredPart(0, None, '{"type":"text","text":"a big one"}')
     head = f'{{"id":"{big_id}","role":"assistant"}}'
-    t._store.put_message(conv, big_id, "assistant", head, [text, StoredPart(1, "bash", stored.body, stored.cut_body,
-                                                                               stored.cut_ref)])
+    parts = [text, StoredPart(1, "bash", stored.body, stored.cut_body, stored.cut_ref)]
+    # A valid message, stored as the write door stores one: stamped with the read stamp.
+    t._store.put_message(conv, big_id, "assistant", head, parts, checked=t.read_stamp)
     return {"cut": cut, "wide": wide, "big": big, "big_message": big_id, "token": owner["token"]}
 
 

@@ -82,6 +82,10 @@ class StoredPart:
     texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
 
 
+def m_conv_is() -> Any:
+    return messages.c.conversation_id == slot("conv")
+
+
 def slot(name: str, type_: Any = None) -> Any:
     """A parameter of a statement built once (:meth:`Store._prepare`), given at each run."""
     return bindparam(name, value=None, type_=type_, required=False)
@@ -610,6 +614,17 @@ class Store(TextStore):
         return found
 
     def _build_page_sql(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> PageSQL:
+        conv, page, part_query = self._build_page_sql_queries(cut, call, limited, before)
+        page = page.where(m_conv_is(), messages.c.owner_id == slot("owner"))
+        part_query = part_query.where(
+            parts.c.conversation_id == slot("conv"),
+            parts.c.position >= slot("first"),
+            parts.c.position <= slot("last"),
+        )
+        return PageSQL(self._prepare(conv), self._prepare(page), self._prepare(part_query))
+
+    def _build_page_sql_queries(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> Any:
+        """The three queries of a page read, less what ties them together (the backend's choice)."""
         c = conversations.c
         conv = select(*conversations.c).join(
             members, and_(members.c.workspace_id == c.workspace_id, members.c.account_id == slot("account"))
@@ -619,9 +634,7 @@ class Store(TextStore):
         else:
             conv = conv.where(c.id == slot("agent"), c.parent_id.is_(None))
         m = messages.c
-        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked).where(
-            m.conversation_id == slot("conv"), m.owner_id == slot("owner")
-        )
+        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked)
         if before:
             page = page.where(m.position < slot("before"))
         page = page.order_by(m.position.desc())
@@ -630,12 +643,8 @@ class Store(TextStore):
         sent = [self.as_bytes(c) for c in self._parts_query(None, cut).selected_columns[4:]]  # body (and ref)
         if cut is None:
             sent = [*sent, null().label("ref")]
-        part_query = select(parts.c.position, parts.c.idx, parts.c.tool, *sent).where(
-            parts.c.conversation_id == slot("conv"),
-            parts.c.position >= slot("first"),
-            parts.c.position <= slot("last"),
-        ).order_by(parts.c.position, parts.c.idx)
-        return PageSQL(self._prepare(conv), self._prepare(page), self._prepare(part_query))
+        part_query = select(parts.c.position, parts.c.idx, parts.c.tool, *sent).order_by(parts.c.position, parts.c.idx)
+        return conv, page, part_query
 
     def as_bytes(self, column: Any) -> Any:
         """A text column as the driver can return it without decoding it (the page sends it as is)."""

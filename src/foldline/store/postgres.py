@@ -9,12 +9,27 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
-from sqlalchemy import ColumnElement, Connection, FromClause, create_engine, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    Integer,
+    Text,
+    cast,
+    create_engine,
+    func,
+    literal,
+    null,
+    select,
+    text,
+    union_all,
+)
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError
 
-from .base import Store
-from .schema import part_text
+from ..registry import TextTools
+from .base import Conversation, MessageRow, PageRead, Store
+from .schema import messages, part_text, parts
 from .terms import like_pattern
 
 NEED_PG_TRGM = (
@@ -46,6 +61,68 @@ class PostgresStore(Store):
         thread = threading.Thread(target=_listen, args=(url, callback, stop), daemon=True, name="foldline-listen")
         thread.start()
         return stop.set
+
+    def read_page(
+        self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
+        before: int | None,
+    ) -> PageRead | None:
+        # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
+        # conversation (with the caller's membership), its page of messages and their parts, as
+        # rows of one shape told apart by `kind`. Each round trip here costs more than the rows.
+        statement = self._one_statement(cut, call_id is not None, limit is not None, before is not None)
+        params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
+                                  "limit": None if limit is None else limit + 1}  # fmt: skip
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            found = self._run(conn, statement, params).fetchall()
+        if not found or found[0][0] != 0:
+            return None
+        _, *head, seq, _ = found[0]
+        conv = Conversation(head[0], head[1], head[2], head[3], head[4], head[5], int(seq), head[6], head[7])
+        rows = sorted((r for r in found if r[0] == 1), key=lambda r: r[9], reverse=True)  # by position
+        more = limit is not None and len(rows) > limit
+        if more:
+            del rows[limit:]
+        if not rows:
+            return PageRead(conv, [], False, conv.seq)
+        by_position: dict[int, MessageRow] = {}
+        out = []
+        for r in reversed(rows):
+            row = by_position[r[9]] = MessageRow(r[1], r[9], r[10], r[2], [], r[3], [])
+            out.append(row)
+        for r in sorted((r for r in found if r[0] == 2), key=lambda r: (r[9], r[10])):  # position, index
+            owner = by_position.get(r[9])
+            if owner is not None:
+                owner.parts.append((r[10], r[2], r[3]))
+                owner.tools.append(r[1])
+        return PageRead(conv, out, more, conv.seq)
+
+    def _one_statement(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> Any:
+        key = ("one", cut, call, limited, before)
+        built: dict[Any, Any] = self.__dict__.setdefault("_page_statements", {})
+        if key not in built:
+            sql = self._build_page_sql_queries(cut, call, limited, before)
+            conv, page, part_query = sql
+            c = conv.cte("c")
+            m = page.where(
+                messages.c.conversation_id == select(c.c.id).scalar_subquery(),
+                messages.c.owner_id == select(c.c.owner_id).scalar_subquery(),
+            ).cte("m")
+            p = part_query.where(
+                parts.c.conversation_id == select(c.c.id).scalar_subquery(),
+                parts.c.position >= select(func.min(m.c.position)).scalar_subquery(),
+                parts.c.position <= select(func.max(m.c.position)).scalar_subquery(),
+            ).subquery("p")
+            text_, number = cast(null(), Text), cast(null(), Integer)
+            one = union_all(
+                select(literal(0), c.c.id, c.c.workspace_id, c.c.owner_id, c.c.parent_id, c.c.call_id, c.c.title,
+                       c.c.created_at, c.c.updated_at, c.c.seq, number),
+                select(literal(1), m.c.id, m.c.head, m.c.checked, text_, text_, text_, text_, text_, m.c.position,
+                       m.c.seq),
+                select(literal(2), p.c.tool, p.c.body, p.c.ref, text_, text_, text_, text_, text_, p.c.position,
+                       p.c.idx),
+            )  # fmt: skip
+            built[key] = self._prepare(one)
+        return built[key]
 
     def after_migrating(self) -> None:
         # Statistics from the start, so the planner keeps the writes' lookups on their indexes
