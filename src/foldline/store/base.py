@@ -686,8 +686,11 @@ class Store(TextStore):
         with self.read() as conn:
             return {row.id: int(row.seq) for row in conn.execute(query)}
 
-    @staticmethod
-    def _parts_query(conv: Conversation | None, cut: TextTools | None) -> Any:
+    def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
+        """Whether a part's tool is (``among``) or is not one of ``names``."""
+        return parts.c.tool.in_(names) if among else parts.c.tool.not_in(names)
+
+    def _parts_query(self, conv: Conversation | None, cut: TextTools | None) -> Any:
         columns: list[Any] = [parts.c.position, parts.c.seq, parts.c.idx, parts.c.tool]
         if cut is None:
             columns.append(parts.c.body.label("body"))
@@ -697,8 +700,8 @@ class Store(TextStore):
             by_prefix = or_(false(), *(func.substr(parts.c.tool, 1, len(p)) == p for p in cut.prefixes))
             drawn = or_(
                 parts.c.tool.is_(None),
-                parts.c.tool.in_(sorted(cut.names)),
-                and_(parts.c.tool.not_in(sorted(cut.others)), by_prefix),
+                self.tool_in(sorted(cut.names)),
+                and_(self.tool_in(sorted(cut.others), among=False), by_prefix),
             )
             sent_cut = and_(parts.c.cut_ref.is_not(None), drawn)
             columns.append(case((sent_cut, parts.c.cut_body), else_=parts.c.body).label("body"))

@@ -10,11 +10,15 @@ from typing import Any
 
 import psycopg
 from sqlalchemy import (
+    ARRAY,
     ColumnElement,
     Connection,
     FromClause,
     Integer,
     Text,
+    all_,
+    any_,
+    bindparam,
     cast,
     create_engine,
     func,
@@ -95,6 +99,12 @@ class PostgresStore(Store):
                 owner.parts.append((r[10], r[2], r[3]))
                 owner.tools.append(r[1])
         return PageRead(conv, out, more, conv.seq)
+
+    def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
+        # One array parameter, not one parameter per name: the statement stays short enough for
+        # psycopg to cache its conversion.
+        names_param = bindparam(None, list(names), type_=ARRAY(Text))
+        return parts.c.tool == any_(names_param) if among else parts.c.tool != all_(names_param)
 
     def _one_statement(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> Any:
         key = ("one", cut, call, limited, before)
