@@ -25,11 +25,12 @@ CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
     "/messages": {"get": {"200", "400", "401", "404"}},
-    "/messages/{message}/parts/{index}": {"get": {"200", "401", "404"}},
-    "/events": {"get": {"200", "400", "401", "404"}},
+    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429"}},
+    "/events": {"get": {"200", "400", "401", "404", "429"}},
 }
 STATUSES = {
     "/api/me": {"get": {"200", "401"}},
+    "/api/search": {"get": {"200", "400", "401", "404"}},
     "/api/agents": {"get": {"200", "400", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
     AGENT: {"get": {"200", "401", "404"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
@@ -91,7 +92,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 14
+    assert len(ids) == len(set(ids)) == 15
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

@@ -189,7 +189,9 @@ async def signin_post(request: Request) -> Response:
     if not _valid(request, token):
         return signin_page(next_path, "That token is not valid.", 401)
     response = _redirect(next_path)
-    _set_cookie(request, response, token)
+    # The browser keeps a session token of its own (30 days), never the token typed or linked;
+    # signing out revokes it, so a copy of the cookie stops working too.
+    _set_cookie(request, response, _transcripts(request).start_session(token))
     return response
 
 
@@ -201,6 +203,7 @@ async def signout_page(request: Request) -> Response:
 async def signout(request: Request) -> Response:
     if _cross_site(request):
         return _redirect("/")
+    _transcripts(request).end_session(request.cookies.get(TOKEN_COOKIE))
     response = _redirect("/signin")
     response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
     return response

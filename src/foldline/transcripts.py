@@ -9,9 +9,11 @@ workspace, a write needs the owner, and every other case is the same
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
@@ -45,6 +47,24 @@ TITLE_MAX = 500  # code points in an agent's title
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
+
+
+TOUCH_MINUTES = 5  # how stale a token's last use may be before it is noted again
+SESSION_DAYS = 30  # a panel session's life
+TOKEN_ID_SHAPE = re.compile("[0-9a-f]{12,64}")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def later(stamp: str, delta: timedelta) -> str:
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + delta
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def minutes_before(stamp: str, minutes: int) -> str:
+    return later(stamp, timedelta(minutes=-minutes))
 
 
 def new_token() -> str:
@@ -105,11 +125,39 @@ class Transcripts:
     # -- accounts ------------------------------------------------------------------------
 
     def authenticate(self, token: str | None) -> str:
-        """The account a bearer token belongs to, or :class:`Unauthorized`."""
-        account = self._store.account_by_token(hash_token(token)) if token else None
-        if account is None:
+        """The account a bearer token belongs to, or :class:`Unauthorized` (unknown, revoked or
+        expired). When it was last used is noted at most every few minutes, never on each call."""
+        digest = hash_token(token) if token else None
+        found = self._store.token(digest) if digest else None
+        stamp = now()
+        if found is None or (found["expires_at"] is not None and found["expires_at"] <= stamp):
             raise Unauthorized()
-        return account
+        if digest and (found["last_used_at"] is None or found["last_used_at"] < minutes_before(stamp, TOUCH_MINUTES)):
+            self._store.touch_token(digest, stamp)
+        return str(found["account_id"])
+
+    def tokens(self, account_id: str) -> list[Json]:
+        """An account's tokens: id, label, when made, last used and expiring; never the secret."""
+        return self._store.tokens_of(self._known_account(account_id))
+
+    def revoke(self, token_id: str) -> None:
+        """Revoke a token by its id (from :meth:`tokens`): it stops working at once, and every
+        event stream opened with it ends (in this process at once; in others within a heartbeat)."""
+        if not (TOKEN_ID_SHAPE.fullmatch(token_id) and self._store.revoke_token(token_id)):
+            raise NotFound("no token has that id")
+        self._changed(EVERYONE)
+
+    def start_session(self, token: str) -> str:
+        """A panel session for the account ``token`` signs in as: a token of its own, expiring in
+        30 days and revoked by :meth:`end_session`, so a browser never keeps the account's token."""
+        account = self.authenticate(token)
+        return str(self.new_token(account, label="panel", expires_in=timedelta(days=SESSION_DAYS))["token"])
+
+    def end_session(self, token: str | None) -> None:
+        """Sign a panel session out for good: its token is revoked (a copy of the cookie stops working)."""
+        if token:
+            self._store.revoke_token(hash_token(token))
+            self._changed(EVERYONE)
 
     def create_account(self, name: str) -> Json:
         """A new account and its first token (shown once: only its hash is stored)."""
@@ -117,12 +165,14 @@ class Transcripts:
         account = self._store.create_account(str(uuid.uuid4()), name, hash_token(token))
         return {**account, "token": token}
 
-    def new_token(self, account_id: str, label: str = "cli") -> Json:
-        """Another token for an account (the old ones keep working); shown once."""
+    def new_token(self, account_id: str, label: str = "cli", expires_in: timedelta | None = None) -> Json:
+        """Another token for an account (the old ones keep working), expiring after ``expires_in``
+        if given; shown once. Returns the account's id, the token and the token's own id."""
         account_id = self._known_account(account_id)
         token = new_token()
-        self._store.add_token(account_id, hash_token(token), label)
-        return {"id": account_id, "token": token}
+        expires_at = later(now(), expires_in) if expires_in is not None else None
+        self._store.add_token(account_id, hash_token(token), label, expires_at)
+        return {"id": account_id, "token": token, "token_id": hash_token(token)[:12], "expires_at": expires_at}
 
     def accounts(self) -> list[Json]:
         """Every account (for the operator's command line)."""
