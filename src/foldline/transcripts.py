@@ -106,6 +106,7 @@ class Transcripts:
         return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
 
     def close(self) -> None:
+        """Close the store's connections."""
         self._store.close()
 
     def __enter__(self) -> Transcripts:
@@ -183,6 +184,7 @@ class Transcripts:
         return self._store.accounts_named(name)
 
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
+        """A new workspace with these members (the operator's command line)."""
         members = [self._known_account(account_id) for account_id in member_ids]
         return self._store.create_workspace(str(uuid.uuid4()), name, members)
 
@@ -191,6 +193,7 @@ class Transcripts:
         return self._store.all_workspaces()
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
+        """Add an account to a workspace (the operator's command line; no caller is checked)."""
         account_id = self._known_account(account_id)
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.workspace_exists(workspace_id):
@@ -217,12 +220,16 @@ class Transcripts:
         return account_id
 
     def me(self, account_id: str) -> Json:
+        """An account with the workspaces it belongs to."""
         account = self._store.account(account_id) or {"id": account_id, "name": ""}
         return {**account, "workspaces": self._store.workspaces_of(account_id)}
 
     # -- agents --------------------------------------------------------------------------
 
     def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
+        """A new agent in a workspace ``account`` belongs to, owned by ``account``; an importer passes
+        a stable ``agent_id``.
+        """
         if not isinstance(workspace_id, str):
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
         if title is not None:
@@ -236,6 +243,7 @@ class Transcripts:
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
+        """The agents of a workspace ``account`` belongs to, newest activity first."""
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
@@ -244,6 +252,7 @@ class Transcripts:
         return {"agents": [conversation_json(c) for c in self._store.agents(workspace_id)]}
 
     def agent(self, account: str, agent_id: str) -> Json:
+        """One agent ``account`` may read, with its subagents' call ids."""
         conv = self.conversation(account, agent_id)
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
@@ -287,6 +296,9 @@ class Transcripts:
     # -- the write door ------------------------------------------------------------------
 
     def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
+        """The write door: validate ``body`` fully and create or replace the message (owner only); a
+        subagent's conversation is made by its first write.
+        """
         message_id = canonical_uuid(message_id)
         parent = self._owned(account, agent_id)
         if call is not None and not is_call(call):
@@ -369,6 +381,7 @@ class Transcripts:
         return self._store.import_state(f"{self.check_member(account, workspace_id)}:{source}")
 
     def save_import_state(self, account: str, workspace_id: str, source: str, state: str) -> None:
+        """Save what an importer made of ``source`` in a workspace of ``account``."""
         self._store.set_import_state(f"{self.check_member(account, workspace_id)}:{source}", state)
 
     # -- reads ---------------------------------------------------------------------------
@@ -383,6 +396,9 @@ class Transcripts:
         limit: int | None = None,
         before: str | None = None,
     ) -> Json:
+        """A transcript page: the newest ``limit`` messages before the cursor ``before`` (all without
+        ``limit``), whole or cut, oldest first, with ``next`` and the ``seq`` to follow from.
+        """
         conv = self.conversation(account, agent_id, call)
         text_tools = self.registry.text_tools if cut else None
         rows, more, seq = self._store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
@@ -409,6 +425,7 @@ class Transcripts:
             return False
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
+        """One part, whole (the read's cheap checks apply: a part they drop is not found)."""
         conv = self.conversation(account, agent_id, call)
         if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
             raise NotFound()  # one spelling of each index: "00" is not "0"
