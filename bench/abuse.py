@@ -223,7 +223,11 @@ def main() -> None:
             s50, s99, dropped = with_slow_clients(port, world, args.slow)
         finally:
             proc.terminate()
-            proc.wait(20)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(20)
     part_mb = int(world["part_bytes"]) / 1e6  # type: ignore[call-overload]
     lines = [
         "| what | measured | goal |",
