@@ -7,19 +7,19 @@ For each backend (a temp SQLite file; a fresh PostgreSQL database at ``FOLDLINE_
 default ``postgresql://postgres@127.0.0.1:5432/postgres``, made and dropped here) it builds one
 conversation per size in one database, all of the same shape (100 messages, 50 turns; each turn
 a user message and an assistant message with one thought and one bash output, both over the cut
-bound), and reads the newest 50 messages of each over HTTP from a real uvicorn: cut
-(``parts=cut``) and whole.
+bound), and reads the newest 50 messages of each over HTTP from ``foldline serve`` run as its own
+process, as a user runs it: cut (``parts=cut``) and whole. (A server in a thread of the bench's
+own process would share its interpreter lock, and every median would be Python's 5 ms
+thread-switch interval.)
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -30,9 +30,8 @@ from pathlib import Path
 
 import httpx
 import psycopg
-import uvicorn
+from throughput import foldline as serve_process
 
-from foldline.app import create_app
 from foldline.settings import Settings
 from foldline.store import open_store
 from foldline.transcripts import Transcripts
@@ -90,27 +89,14 @@ def build(transcripts: Transcripts, scale: int) -> tuple[str, str, int]:
     return agent, owner["token"], stored
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 @contextmanager
-def serving(transcripts: Transcripts) -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(create_app(transcripts), host="127.0.0.1", port=port, log_level="error")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    while not server.started:
-        time.sleep(0.02)
+def serving(url: str, agent: str, token: str) -> Iterator[str]:
+    """``foldline serve`` on the database at ``url``, in a process of its own; its base URL."""
+    server = serve_process(url, 1, f"/api/agents/{agent}/messages?limit=1", token)
     try:
-        yield f"http://127.0.0.1:{port}"
+        yield server.base
     finally:
-        server.should_exit = True
-        thread.join(10)
+        server.stop()
 
 
 def timed_ms(call: Callable[[], object]) -> float:
@@ -153,7 +139,9 @@ def measure(backend: str, sizes: list[str], transcripts: Transcripts) -> list[Ro
     """
     built = {size: build(transcripts, SCALES[size]) for size in sizes}
     rows = []
-    with serving(transcripts) as base, httpx.Client(base_url=base, timeout=300) as http:
+    first_agent, first_token, _ = next(iter(built.values()))
+    url = transcripts.settings.db
+    with serving(url, first_agent, first_token) as base, httpx.Client(base_url=base, timeout=300) as http:
         cuts, wholes, tokens = {}, {}, {}
         for size, (agent, token, _) in built.items():
             tokens[size] = token

@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from typing import Any, Protocol
 
 import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.middleware.gzip import GZipMiddleware
 from fastapi.responses import Response
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
+from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__, panel, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
@@ -92,6 +95,43 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     return limit_for
 
 
+class BoundedGZip(GZipMiddleware):
+    """Starlette's gzip, except for a response whose declared length is past ``maximum_size``:
+    that one is sent as it is, as it comes, instead of compressed whole in memory first."""
+
+    def __init__(self, app: ASGIApp, maximum_size: int, minimum_size: int = 500, compresslevel: int = 9) -> None:
+        super().__init__(app, minimum_size=minimum_size, compresslevel=compresslevel)
+        self.maximum_size = maximum_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or "gzip" not in Headers(scope=scope).get("Accept-Encoding", ""):
+            await super().__call__(scope, receive, send)
+            return
+        responder = BoundedResponder(
+            self.app, self.minimum_size, compresslevel=self.compresslevel,
+            thread_minimum_size=self.thread_minimum_size, exclude_content_types=self.exclude_content_types,
+        )  # fmt: skip
+        responder.maximum_size = self.maximum_size
+        await responder(scope, receive, send)
+
+
+class BoundedResponder(GZipResponder):
+    maximum_size = 0
+    as_is = False
+
+    async def send_with_compression(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            length = Headers(raw=message.get("headers") or []).get("content-length", "")
+            self.as_is = length.isdigit() and int(length) > self.maximum_size
+            if self.as_is:
+                message.setdefault("headers", [])
+                MutableHeaders(scope=message).add_vary_header("Accept-Encoding")
+        if self.as_is:
+            await self.send(message)
+            return
+        await super().send_with_compression(message)
+
+
 class App(FastAPI):
     def openapi(self) -> dict[str, Any]:
         """FastAPI's document, with the message shapes the routes refer to (:mod:`foldline.schemas`)."""
@@ -117,6 +157,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
                 work.stop()
             poller.cancel()
             stop()
+            app.state.db_pool.shutdown(wait=False)
 
     hub = Hub(transcripts.seqs, transcripts.settings.poll_seconds)
     app = App(
@@ -133,14 +174,19 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.state.transcripts = transcripts
     app.state.hub = hub
     settings = transcripts.settings
+    # Reads that go to the database run here, a few at a time: more threads would only take
+    # turns on one interpreter lock (and each one's CPU time grows with the others').
+    app.state.db_pool = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="foldline-db")
     app.state.streams = Slots("event streams", settings.max_streams)
     app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
     app.add_exception_handler(FoldlineError, on_foldline_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)
-    # Transcript JSON compresses 4-10x; level 1 keeps a whole 100 MB read cheap. SSE is never compressed.
-    app.add_middleware(GZipMiddleware, minimum_size=1024, compresslevel=1)
+    # Transcript JSON compresses 4-10x; level 1 keeps it cheap. SSE is never compressed, nor a body
+    # past settings.gzip_max (a whole 100 MB part): it would be compressed whole in memory first.
+    app.add_middleware(routes.PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
+    app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
     app.include_router(routes.router)
     panel.mount(app)

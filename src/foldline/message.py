@@ -28,6 +28,10 @@ MAX_PARTS = 10_000  # parts in one message
 NAME_MAX = 256  # code points in a tool name
 NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\ufffd]")  # control characters, U+FFFD
 TEXT_STATES = ("streaming", "done")
+# The version of the checks a read runs (check_shape, readable_part, the depth bound): a message
+# the write door stamped with another version is checked again on every read (see
+# Transcripts.read_stamp). Change it whenever those checks change.
+READ_CHECKS = 1
 
 # What a part must (or may) hold, by type: field -> (required, check).
 Check = Callable[[Any], bool]

@@ -9,8 +9,14 @@ once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents th
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import itertools
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
+from urllib.parse import parse_qsl
 
 import orjson
 from annotated_types import Interval
@@ -20,6 +26,8 @@ from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import AfterValidator, BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import cookie_parser
 
 from . import events, schemas
 from .errors import BadRequest, Invalid, PayloadTooLarge
@@ -34,10 +42,22 @@ def json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
 
 
+R = TypeVar("R")
+
+
+async def in_pool(request: Request, work: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """Run database work (and the encoding beside it) in the app's one bounded pool of threads."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(request.app.state.db_pool, functools.partial(work, *args, **kwargs))
+
+
 # -- what a route depends on ------------------------------------------------------------------
+# Each is `async`: FastAPI runs a plain `def` dependency in a thread of its own, a hop per
+# dependency per request. Only a token this process has not seen in the last few seconds sends
+# one to the database (Transcripts.authenticate); every other answer comes from memory.
 
 
-def transcripts(request: Request) -> Transcripts:
+async def transcripts(request: Request) -> Transcripts:
     t: Transcripts = request.app.state.transcripts
     return t
 
@@ -57,21 +77,27 @@ def token_of(request: Request) -> str | None:
     return request.cookies.get(TOKEN_COOKIE)
 
 
-def writer(request: Request, credentials: Bearer) -> str:
+async def signed_in(request: Request, token: str | None) -> str:
+    t: Transcripts = request.app.state.transcripts
+    account = t.cached_account(token)
+    if account is None:
+        account = await run_in_threadpool(t.authenticate, token)
+    return account
+
+
+async def writer(request: Request, credentials: Bearer) -> str:
     """The caller of a write: a bearer token, never the cookie (a forged cross-site form changes nothing)."""
-    token = credentials.credentials.strip() if credentials else None
-    return transcripts(request).authenticate(token)
+    return await signed_in(request, credentials.credentials.strip() if credentials else None)
 
 
-def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
+async def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
     """The caller of a read: a bearer token, or the panel's cookie."""
-    token = credentials.credentials.strip() if credentials else panel
-    return transcripts(request).authenticate(token)
+    return await signed_in(request, credentials.credentials.strip() if credentials else panel)
 
 
 async def body(request: Request) -> Any:
     """The request's JSON, read once within the size limit and decoded once."""
-    limit = transcripts(request).settings.max_body
+    limit = request.app.state.transcripts.settings.max_body
     length = request.headers.get("content-length", "")
     if length.isascii() and length.isdigit() and int(length) > limit:
         raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
@@ -113,11 +139,11 @@ AgentId = Annotated[str, Path(description="the agent's id (a UUID)", json_schema
 CallId = Annotated[str, Path(description="the tool call id that started the subagent, as the agent wrote it")]
 
 
-def address(request: Request, agent: AgentId) -> Address:
+async def address(request: Request, agent: AgentId) -> Address:
     return Address(agent, request.path_params.get("call"))
 
 
-def subagent(call: CallId) -> None:
+async def subagent(call: CallId) -> None:
     """Declares ``call`` on the subagent prefix; :func:`address` reads it."""
 
 
@@ -323,11 +349,13 @@ def end_turn(t: T, who: Writer, at: At) -> Response:
     response_model=None,
     responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
 )
-def read_messages(
-    t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
+async def read_messages(
+    request: Request, t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
 ) -> Response:
-    page = t.messages(who, at.agent, call=at.call, cut=parts == "cut", limit=limit, before=before)
-    return json(page)
+    # One hop to the database pool: the page is read in one transaction and sent as stored.
+    page = await in_pool(request, t.page_json, who, at.agent, call=at.call, cut=parts == "cut", limit=limit,
+                         before=before)  # fmt: skip
+    return Response(page, media_type="application/json")
 
 
 @conversation.get(
@@ -354,8 +382,28 @@ def read_part(
     if start is not None or end is not None:
         raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads
-    with whole_reads.taken(who):
-        return json(t.part(who, at.agent, message, index, at.call))
+    whole_reads.acquire(who)  # held until the last byte is sent (or the client goes)
+    try:
+        size, chunks = t.part_stream(who, at.agent, message, index, at.call)
+        sending = held_until_sent(chunks, lambda: whole_reads.release(who))
+        first = next(sending)  # started: from here on, closing it gives the slot back
+    except BaseException:
+        whole_reads.release(who)
+        raise
+    headers = {"Content-Length": str(size)}
+    return StreamingResponse(itertools.chain((first,), sending), media_type="application/json", headers=headers)
+
+
+def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:
+    """``chunks``, then ``release()``: at their end, or when the response is dropped unfinished."""
+    try:
+        yield b""
+        yield from chunks
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+        release()
 
 
 @conversation.get(
@@ -411,3 +459,85 @@ router.include_router(
     dependencies=[Depends(subagent)],
     generate_unique_id_function=subagent_operation_id,
 )
+
+
+# -- the page read's short way in -------------------------------------------------------------
+
+PAGE_PATH = re.compile(r"/api/agents/([^/]+)(?:/subagents/([^/]+))?/messages")
+PAGE_QUERY = {"parts", "limit", "before"}
+CUT_OR_WHOLE = {"cut": True, "whole": False}
+
+
+class PageReads:
+    """ASGI middleware: a transcript read in its common form, answered without FastAPI's
+    per-request machinery (route matching over every route, the dependency graph, parameter
+    models), which cost a cut page as much as the page itself.
+
+    It answers only a plain ``GET …/messages`` that :func:`read_messages` would answer the same
+    way: each parameter at most once and valid as the route declares it, and a token this
+    process has authenticated in the last few seconds. Anything else, and any refusal (401,
+    404, 400), goes on to the route itself, which stays the one that documents and decides.
+    """
+
+    def __init__(self, app: Any, transcripts: Transcripts, pool: Any) -> None:
+        self.app, self.transcripts, self.pool = app, transcripts, pool
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "GET":
+            found = PAGE_PATH.fullmatch(scope["path"])
+            if found is not None:
+                page = await self._page(scope, found.group(1), found.group(2))
+                if page is not None:
+                    headers = [(b"content-length", b"%d" % len(page)), (b"content-type", b"application/json")]
+                    await send({"type": "http.response.start", "status": 200, "headers": headers})
+                    await send({"type": "http.response.body", "body": page})
+                    return
+        await self.app(scope, receive, send)
+
+    async def _page(self, scope: dict[str, Any], agent: str, call: str | None) -> bytes | None:
+        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
+        params = dict(query)
+        if len(params) != len(query) or not PAGE_QUERY.issuperset(params):
+            return None
+        cut = CUT_OR_WHOLE.get(params.get("parts", "whole"))
+        limit, before = params.get("limit"), params.get("before")
+        if cut is None:
+            return None
+        if limit is not None and not (limit.isascii() and limit.isdigit() and len(limit) <= 4):
+            return None
+        if limit is not None and not 1 <= int(limit) <= 1000:
+            return None
+        if before is not None and not (BEFORE.fullmatch(before) and int(before) <= MAX_COUNTER):
+            return None
+        account = self.transcripts.cached_account(token_in(scope))
+        if account is None:
+            return None
+        work = functools.partial(
+            self.transcripts.page_json, account, agent, call=call, cut=cut,
+            limit=None if limit is None else int(limit), before=before,
+        )  # fmt: skip
+        try:
+            page: bytes = await asyncio.get_running_loop().run_in_executor(self.pool, work)
+        except Exception:  # the route says why, in its own words
+            return None
+        return page
+
+
+BEFORE = re.compile("[0-9]{1,10}")
+
+
+def token_in(scope: dict[str, Any]) -> str | None:
+    """The token :func:`reader` would take from a request: a bearer token, else the panel's cookie."""
+    authorization: str | None = None
+    cookies: str | None = None
+    for name, value in scope["headers"]:
+        if name == b"authorization":
+            authorization = value.decode("latin-1")
+        elif name == b"cookie":
+            cookies = value.decode("latin-1")
+    if authorization is not None:
+        scheme, _, credentials = authorization.partition(" ")
+        if scheme.lower() == "bearer" and credentials:
+            return credentials.strip()
+    found: str | None = cookie_parser(cookies).get(TOKEN_COOKIE) if cookies else None
+    return found

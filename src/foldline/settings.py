@@ -42,6 +42,12 @@ class Settings:
     # Per account, at once (429 past them): open event streams, and whole-part reads.
     max_streams: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_STREAMS", "50")))
     max_whole_reads: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_WHOLE_READS", "4")))
+    # Bodies past this many bytes are sent without gzip (compressing them costs more than it saves).
+    gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
+    # Threads that run reads against the database (the page read), per process.
+    db_threads: int = field(default_factory=lambda: int(env_number("FOLDLINE_DB_THREADS", "4")))
+    # How long a process trusts a token it has found, without asking again (0: ask every time).
+    token_cache_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_TOKEN_CACHE_SECONDS", "5"))
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
@@ -54,7 +60,9 @@ class Settings:
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
         limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
-        if min(*limits, self.max_whole_reads) <= 0:
+        if self.token_cache_seconds < 0:
+            raise ValueError("FOLDLINE_TOKEN_CACHE_SECONDS must not be negative")
+        if min(*limits, self.max_whole_reads, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+import threading
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
@@ -25,6 +27,7 @@ from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthor
 from .fields import FIELDS, searchable
 from .message import (
     NOT_IN_NAMES,
+    READ_CHECKS,
     TURN_ENDED,
     canonical,
     check_message,
@@ -44,6 +47,9 @@ OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "appr
 TURN_END_TRIES = 5
 CALL_MAX = 256  # code points in a subagent's call id
 TITLE_MAX = 500  # code points in an agent's title
+TOKEN_CACHE_MAX = 10_000  # tokens remembered at once (past it, the cache starts again empty)
+# Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
+ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"')
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
@@ -99,6 +105,11 @@ class Transcripts:
         self.listeners: list[Callable[[str], None]] = []  # told the conversation id after each write
         self.settings = settings or Settings()
         self.registry = registry or Registry.load(self.settings.registry)
+        self.read_stamp = read_stamp(self.registry)
+        self._retired = frozenset(name for name, tool in self.registry.tools.items() if tool.retired)
+        # token hash -> (account id, monotonic time it is good until); see forget_tokens().
+        self._tokens: dict[str, tuple[str, float]] = {}
+        self._tokens_lock = threading.Lock()
 
     @classmethod
     def open(cls, settings: Settings) -> Transcripts:
@@ -127,15 +138,35 @@ class Transcripts:
 
     def authenticate(self, token: str | None) -> str:
         """The account a bearer token belongs to, or :class:`Unauthorized` (unknown, revoked or
-        expired). When it was last used is noted at most every few minutes, never on each call."""
-        digest = hash_token(token) if token else None
-        found = self._store.token(digest) if digest else None
+        expired).
+
+        A token found is remembered for ``settings.token_cache_seconds`` (0: never), so a burst
+        of reads asks the database once; a token not found is never remembered. Whatever takes a
+        token's power away (a revocation, a sign-out) calls :meth:`forget_tokens` in this
+        process; the cache's few seconds bound how long another process keeps trusting it. When
+        a token was last used is noted at most every few minutes, never on each call.
+        """
+        if not token:
+            raise Unauthorized()
+        key = hash_token(token)
+        known = self._tokens.get(key)
+        moment = time.monotonic()
+        if known is not None and known[1] > moment:
+            return known[0]
+        found = self._store.token(key)
         stamp = now()
         if found is None or (found["expires_at"] is not None and found["expires_at"] <= stamp):
             raise Unauthorized()
-        if digest and (found["last_used_at"] is None or found["last_used_at"] < minutes_before(stamp, TOUCH_MINUTES)):
-            self._store.touch_token(digest, stamp)
-        return str(found["account_id"])
+        if found["last_used_at"] is None or found["last_used_at"] < minutes_before(stamp, TOUCH_MINUTES):
+            self._store.touch_token(key, stamp)
+        account = str(found["account_id"])
+        seconds = self.settings.token_cache_seconds
+        if seconds > 0:
+            with self._tokens_lock:
+                if len(self._tokens) >= TOKEN_CACHE_MAX:
+                    self._tokens.clear()
+                self._tokens[key] = (account, moment + seconds)
+        return account
 
     def tokens(self, account_id: str) -> list[Json]:
         """An account's tokens: id, label, when made, last used and expiring; never the secret."""
@@ -146,6 +177,7 @@ class Transcripts:
         event stream opened with it ends (in this process at once; in others within a heartbeat)."""
         if not (TOKEN_ID_SHAPE.fullmatch(token_id) and self._store.revoke_token(token_id)):
             raise NotFound("no token has that id")
+        self.forget_tokens()
         self._changed(EVERYONE)
 
     def start_session(self, token: str) -> str:
@@ -158,7 +190,25 @@ class Transcripts:
         """Sign a panel session out for good: its token is revoked (a copy of the cookie stops working)."""
         if token:
             self._store.revoke_token(hash_token(token))
+            self.forget_tokens()
             self._changed(EVERYONE)
+
+    def cached_account(self, token: str | None) -> str | None:
+        """The account of a token this process authenticated moments ago, without asking the
+        database; ``None`` when it must ask (:meth:`authenticate`)."""
+        if not token:
+            return None
+        known = self._tokens.get(hash_token(token))
+        return known[0] if known is not None and known[1] > time.monotonic() else None
+
+    def forget_tokens(self) -> None:
+        """Forget every remembered token at once: the next request of each asks the database.
+
+        Call it after anything that takes a token's power away (revoking or expiring a token,
+        removing an account), in the process that did it.
+        """
+        with self._tokens_lock:
+            self._tokens.clear()
 
     def create_account(self, name: str) -> Json:
         """A new account and its first token (shown once: only its hash is stored)."""
@@ -323,11 +373,16 @@ class Transcripts:
             str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
         )
 
-    def _write(self, conv: Conversation, message: Json, expect_seq: int | None = None) -> Json:
+    def _write(
+        self, conv: Conversation, message: Json, expect_seq: int | None = None, checked: bool = True
+    ) -> Json:
+        """Store a message. ``checked``: it passed the write door (or is valid by construction),
+        so it is stamped with :attr:`read_stamp` and later reads send its stored text as it is."""
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
+        stamp = self.read_stamp if checked else None
         seq, created = self._store.put_message(
-            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq
+            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq, stamp
         )
         self._changed(conv.id)
         return {"id": message["id"], "seq": seq, "created": created}
@@ -367,8 +422,11 @@ class Transcripts:
             ended = close_open_tools(message["parts"])
             if not ended:
                 return {"message": message["id"], "ended": []}
-            try:  # valid by construction: inputs kept, each open tool given an outcome
-                self._write(conv, message, expect_seq=row.seq)
+            # Valid by construction (inputs kept, each open tool given an outcome) if the message
+            # was; a row stored some other way is stamped only if it passes the read's checks.
+            sound = row.checked == self.read_stamp or self._passes_read_checks(message)
+            try:
+                self._write(conv, message, expect_seq=row.seq, checked=sound)
             except StaleWrite:
                 continue
             return {"message": message["id"], "ended": ended}
@@ -396,16 +454,86 @@ class Transcripts:
         limit: int | None = None,
         before: str | None = None,
     ) -> Json:
-        """A transcript page: the newest ``limit`` messages before the cursor ``before`` (all without
-        ``limit``), whole or cut, oldest first, with ``next`` and the ``seq`` to follow from.
+        """A page of a transcript: ``{"messages", "next", "seq"}`` (:meth:`page_json`, decoded)."""
+        page: Json = orjson.loads(self.page_json(account, agent_id, call=call, cut=cut, limit=limit, before=before))
+        return page
+
+    def page_json(
+        self,
+        account: str,
+        agent_id: str,
+        *,
+        call: str | None = None,
+        cut: bool = False,
+        limit: int | None = None,
+        before: str | None = None,
+    ) -> bytes:
+        """A page of a transcript as the API sends it, in one read of the database.
+
+        A message stamped with today's :attr:`read_stamp` is sent from its stored JSON texts as
+        they are (no decoding, no encoding): it passed the write door's checks, which include
+        every check a read runs but one, the retired tools, which is asked of each part's stored
+        ``tool`` column. Any other message (stored before stamps, under another registry's
+        metadata schemas, or not through the write door) is decoded and checked part by part.
+        `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
         """
-        conv = self.conversation(account, agent_id, call)
+        if call is not None and not is_call(call):
+            raise NotFound()
+        agent = canonical_uuid(agent_id)
+        try:
+            cursor = parse_cursor(before)
+        except BadRequest:
+            self.conversation(account, agent, call)  # a conversation not visible is the one not-found
+            raise
         text_tools = self.registry.text_tools if cut else None
-        rows, more, seq = self._store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
-        out = [self._readable(row) for row in rows]
-        cursor = str(rows[0].position) if more and rows else None
-        # `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
-        return {"messages": out, "next": cursor, "seq": seq}
+        found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor)
+        if found is None:
+            raise NotFound()
+        rows = found.rows
+        out = [b'{"messages":[']
+        for n, row in enumerate(rows):
+            if n:
+                out.append(b",")
+            self._message_bytes(row, out)
+        after = b"null" if not (found.more and rows) else b'"%d"' % rows[0].position
+        out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
+        return b"".join(out)
+
+    def _message_bytes(self, row: MessageRow, out: list[bytes]) -> None:
+        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8."""
+        head = as_bytes(row.head)
+        if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != b"}":
+            out.append(orjson.dumps(self._readable(row)))
+            return
+        cut_parts, skipped = [], []
+        retired = self._retired
+        out += (head[:-1], b',"parts":[')
+        first = True
+        for (index, body, ref), tool in zip(row.parts, row.tools, strict=True):
+            if tool is not None and tool in retired:  # a rare row: decided as an unstamped one
+                part = decoded(body)
+                cut = decoded(ref) if ref else None
+                if not self._part_ok(part, cut if isinstance(cut, dict) else None):
+                    skipped.append(index)
+                    continue
+            if not first:
+                out.append(b",")
+            first = False
+            out.append(as_bytes(body))
+            if ref is not None:
+                cut_parts.append(as_bytes(ref))
+        out.append(b"]")
+        if cut_parts:
+            out += (b',"cutParts":[', b",".join(cut_parts), b"]")
+        if skipped:
+            out += (b',"skippedParts":', orjson.dumps(skipped))
+        out.append(b"}")
+
+    def _passes_read_checks(self, message: Json) -> bool:
+        """Whether a whole message passes every check a read runs (so it may be stamped)."""
+        return readable_metadata(message, self.registry) and all(
+            readable_part(part, self.registry) for part in message["parts"]
+        )
 
     def changes(self, conv: Conversation, since: int, limit: int | None = None) -> list[tuple[int, Json]]:
         """Messages written after ``since`` (at most ``limit``, oldest first), cut, each with the
@@ -436,6 +564,31 @@ class Transcripts:
         if not isinstance(part, dict) or not readable_part(part, self.registry):
             raise NotFound()
         return part
+
+    def part_stream(
+        self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None
+    ) -> tuple[int, Iterator[bytes]]:
+        """One part, whole, as the API sends it: its size in bytes and its JSON in chunks.
+
+        A part of a stamped message (:meth:`page_json`) whose tool is not retired is sent as it
+        is stored, read as it is sent where the backend can; any other is decoded and checked
+        as :meth:`part` does."""
+        conv = self.conversation(account, agent_id, call)
+        if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
+            raise NotFound()
+        found = self._store.part_body(conv, canonical_uuid(message_id), int(index))
+        if found is None:
+            raise NotFound()
+        if found.checked == self.read_stamp and (found.tool is None or found.tool not in self._retired):
+            return found.size, found.chunks
+        try:
+            part = decoded(b"".join(found.chunks))
+        finally:
+            found.close()
+        if not isinstance(part, dict) or not readable_part(part, self.registry):
+            raise NotFound()
+        body = orjson.dumps(part)
+        return len(body), iter((body,))
 
     def part_slice(
         self,
@@ -542,7 +695,19 @@ class Transcripts:
         return readable_part({**part, field: ""}, self.registry)
 
 
-def decoded(text: str) -> Any:
+def read_stamp(registry: Registry) -> str:
+    """What a message's ``checked`` stamp vouches for: the read checks of this version of
+    :mod:`foldline.message` (:data:`READ_CHECKS`) and the registry's metadata schemas by role,
+    passed at the write door. Retired tools are not in it: they are asked of every read."""
+    schemas = orjson.dumps(registry.metadata, option=orjson.OPT_SORT_KEYS)
+    return f"{READ_CHECKS}:{hashlib.sha256(schemas).hexdigest()[:16]}"
+
+
+def as_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode()
+
+
+def decoded(text: str | bytes) -> Any:
     """A stored JSON text, or ``None`` when the row is not JSON (the read then drops it)."""
     try:
         return orjson.loads(text)

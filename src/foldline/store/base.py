@@ -8,11 +8,26 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, case, delete, false, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    delete,
+    false,
+    func,
+    insert,
+    null,
+    or_,
+    select,
+    update,
+)
 
 from ..registry import TextTools
 from .chunks import FieldText
@@ -68,6 +83,48 @@ class StoredPart:
     texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
 
 
+def slot(name: str, type_: Any = None) -> Any:
+    """A parameter of a statement built once (:meth:`Store._prepare`), given at each run."""
+    return bindparam(name, value=None, type_=type_, required=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A statement compiled once for the store's driver: its SQL, its constant parameters, and
+    (for a positional paramstyle) the order its parameters go in."""
+
+    sql: str
+    constants: dict[str, Any]
+    order: Sequence[str] | None
+
+    def bind(self, params: dict[str, Any]) -> Any:
+        values = {**self.constants, **{k: v for k, v in params.items() if k in self.constants}}
+        return values if self.order is None else tuple(values[name] for name in self.order)
+
+
+@dataclass(slots=True)
+class StoredBody:
+    """A whole part as stored (:meth:`Store.part_body`): ``size`` bytes of JSON in ``chunks``.
+    ``close()`` lets go of what reading it holds, if it is not read to its end."""
+
+    tool: str | None
+    checked: str | None
+    size: int
+    chunks: Iterator[bytes]
+
+    def close(self) -> None:
+        close = getattr(self.chunks, "close", None)
+        if close is not None:
+            close()
+
+
+@dataclass(frozen=True, slots=True)
+class PageSQL:
+    conversation: Prepared
+    messages: Prepared
+    parts: Prepared
+
+
 class StaleWrite(Exception):
     """A compare-and-set write found the message changed since it was read."""
 
@@ -80,8 +137,21 @@ class MessageRow:
     id: str
     position: int
     seq: int
-    head: str
-    parts: list[tuple[int, str, str | None]]  # (idx, part JSON, cutParts entry JSON or None)
+    head: str | bytes  # bytes (UTF-8) where the backend returns them undecoded (read_page)
+    parts: list[tuple[int, str | bytes, str | bytes | None]]  # (idx, part JSON, cutParts entry JSON or None)
+    checked: str | None = None  # the read stamp it was written under (``Transcripts`` says what it means)
+    tools: list[str | None] = field(default_factory=list)  # each part's stored tool column, as ``parts``
+
+
+@dataclass(frozen=True, slots=True)
+class PageRead:
+    """What :meth:`Store.read_page` found in one snapshot: the conversation, a page of it,
+    whether older messages exist, and the conversation's seq."""
+
+    conv: Conversation
+    rows: list[MessageRow]
+    more: bool
+    seq: int
 
 
 class Store(TextStore):
@@ -160,7 +230,12 @@ class Store(TextStore):
                 apply(conn, self)
                 conn.execute(insert(migrations_table).values(version=version, name=name, applied_at=now()))
                 applied.append(version)
+        if applied:
+            self.after_migrating()
         return applied
+
+    def after_migrating(self) -> None:
+        """Run once migrations changed the schema (PostgreSQL gathers its planner's statistics)."""
 
     def lock_migrations(self, conn: Connection) -> None:
         """Keep two processes from migrating at once (the SQLite write lock already does)."""
@@ -434,6 +509,7 @@ class Store(TextStore):
         head: str,
         stored: Sequence[StoredPart],
         expect_seq: int | None = None,
+        checked: str | None = None,
     ) -> tuple[int, bool]:
         """Create or replace one message and its parts in one transaction.
 
@@ -442,7 +518,8 @@ class Store(TextStore):
         parts are all dropped for ``stored``. With ``expect_seq`` the write happens only if the
         message is still the one written at that seq (else :class:`StaleWrite`, and nothing is
         written). The conversation (and a subagent's parent) is marked active; followers in
-        other processes are told (:meth:`announce`).
+        other processes are told (:meth:`announce`). ``checked`` is the read stamp the caller
+        vouches for (the checks the message passed); a row stored without one is checked on every read.
         """
         stamp = now()
         with self.write() as conn:
@@ -458,9 +535,10 @@ class Store(TextStore):
             position = seq if found is None else found.position
             values = {
                 "conversation_id": conv.id, "id": message_id, "owner_id": conv.owner_id, "position": position,
-                "seq": seq, "role": role, "head": head, "created_at": stamp, "updated_at": stamp,
+                "seq": seq, "role": role, "head": head, "created_at": stamp, "updated_at": stamp, "checked": checked,
             }  # fmt: skip
-            self.upsert_in(conn, messages, values, ["conversation_id", "id"], ["seq", "role", "head", "updated_at"])
+            changed = ["seq", "role", "head", "updated_at", "checked"]
+            self.upsert_in(conn, messages, values, ["conversation_id", "id"], changed)
             self._replace_parts(conn, conv.id, message_id, position, seq, stored)
             self.replace_texts(conn, conv.id, message_id, [(p.idx, f) for p in stored for f in p.texts])
             self.announce(conn, conv.id)
@@ -506,7 +584,8 @@ class Store(TextStore):
         """
         conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
         query = select(
-            messages.c.id, messages.c.position, messages.c.seq, messages.c.head, conv_seq.label("conv_seq")
+            messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked,
+            conv_seq.label("conv_seq"),
         ).where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
         if before is not None:
             query = query.where(messages.c.position < before)
@@ -527,6 +606,91 @@ class Store(TextStore):
             ).all()
         return self._assemble(rows, part_rows, key="position"), more, int(rows[0].conv_seq)
 
+    def read_page(
+        self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
+        before: int | None,
+    ) -> PageRead | None:
+        """:meth:`visible_conversation` and its :meth:`page`, in one read transaction: what a
+        transcript read asks of the database, in three statements built once (per backend and
+        registry) and read by position. None when the account may not read the conversation."""
+        sql = self._page_sql(cut, call_id is not None, limit is not None, before is not None)
+        params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
+                                  "limit": None if limit is None else limit + 1}  # fmt: skip
+        with self.read() as conn:
+            found = self._run(conn, sql.conversation, params).fetchone()
+            if found is None:
+                return None
+            conv = Conversation(*found)
+            params.update(conv=conv.id, owner=conv.owner_id)
+            rows = self._run(conn, sql.messages, params).fetchall()
+            more = limit is not None and len(rows) > limit
+            if more:
+                del rows[limit:]
+            if not rows:
+                return PageRead(conv, [], False, conv.seq)
+            rows.reverse()
+            params.update(first=rows[0][1], last=rows[-1][1])
+            part_rows = self._run(conn, sql.parts, params).fetchall()
+        by_position: dict[int, MessageRow] = {}
+        out = []
+        for message_id, position, seq, head, checked in rows:
+            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [])
+            out.append(row)
+        for position, idx, tool, body, ref in part_rows:
+            owner = by_position.get(position)
+            if owner is not None:
+                owner.parts.append((idx, body, ref))
+                owner.tools.append(tool)
+        return PageRead(conv, out, more, conv.seq)
+
+    def _run(self, conn: Connection, statement: Prepared, params: dict[str, Any]) -> Any:
+        """Run a statement built once, straight through the driver (its events still fire)."""
+        return conn.exec_driver_sql(statement.sql, statement.bind(params))
+
+    def _page_sql(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> PageSQL:
+        key = (cut, call, limited, before)
+        built: dict[Any, PageSQL] = self.__dict__.setdefault("_page_statements", {})
+        found = built.get(key)
+        if found is None:
+            found = built[key] = self._build_page_sql(*key)
+        return found
+
+    def _build_page_sql(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> PageSQL:
+        c = conversations.c
+        conv = select(*conversations.c).join(
+            members, and_(members.c.workspace_id == c.workspace_id, members.c.account_id == slot("account"))
+        )
+        if call:
+            conv = conv.where(c.parent_id == slot("agent"), c.call_id == slot("call"))
+        else:
+            conv = conv.where(c.id == slot("agent"), c.parent_id.is_(None))
+        m = messages.c
+        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked).where(
+            m.conversation_id == slot("conv"), m.owner_id == slot("owner")
+        )
+        if before:
+            page = page.where(m.position < slot("before"))
+        page = page.order_by(m.position.desc())
+        if limited:
+            page = page.limit(slot("limit", Integer))
+        sent = [self.as_bytes(c) for c in self._parts_query(None, cut).selected_columns[4:]]  # body (and ref)
+        if cut is None:
+            sent = [*sent, null().label("ref")]
+        part_query = select(parts.c.position, parts.c.idx, parts.c.tool, *sent).where(
+            parts.c.conversation_id == slot("conv"),
+            parts.c.position >= slot("first"),
+            parts.c.position <= slot("last"),
+        ).order_by(parts.c.position, parts.c.idx)
+        return PageSQL(self._prepare(conv), self._prepare(page), self._prepare(part_query))
+
+    def as_bytes(self, column: Any) -> Any:
+        """A text column as the driver can return it without decoding it (the page sends it as is)."""
+        return column
+
+    def _prepare(self, statement: Any) -> Prepared:
+        compiled = statement.compile(dialect=self.engine.dialect, compile_kwargs={"render_postcompile": True})
+        return Prepared(str(compiled), dict(compiled.params), compiled.positiontup)
+
     def changes(self, conv: Conversation, since: int, cut: TextTools, limit: int | None = None) -> list[MessageRow]:
         """The messages written after ``since`` (a seq), in cut form, in the order they were
         written; at most ``limit`` of them (the oldest first).
@@ -534,7 +698,7 @@ class Store(TextStore):
         A message written twice after ``since`` appears once, at its last write's seq.
         """
         query = (
-            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
+            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked)
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
             .order_by(messages.c.seq)
         )
@@ -560,8 +724,8 @@ class Store(TextStore):
             return {row.id: int(row.seq) for row in conn.execute(query)}
 
     @staticmethod
-    def _parts_query(conv: Conversation, cut: TextTools | None) -> Any:
-        columns: list[Any] = [parts.c.position, parts.c.seq, parts.c.idx]
+    def _parts_query(conv: Conversation | None, cut: TextTools | None) -> Any:
+        columns: list[Any] = [parts.c.position, parts.c.seq, parts.c.idx, parts.c.tool]
         if cut is None:
             columns.append(parts.c.body.label("body"))
         else:
@@ -576,20 +740,22 @@ class Store(TextStore):
             sent_cut = and_(parts.c.cut_ref.is_not(None), drawn)
             columns.append(case((sent_cut, parts.c.cut_body), else_=parts.c.body).label("body"))
             columns.append(case((sent_cut, parts.c.cut_ref), else_=None).label("ref"))
-        return select(*columns).where(parts.c.conversation_id == conv.id)
+        query = select(*columns)
+        return query if conv is None else query.where(parts.c.conversation_id == conv.id)
 
     @staticmethod
     def _assemble(rows: Sequence[Any], part_rows: Sequence[Any], key: str) -> list[MessageRow]:
         by_key: dict[int, MessageRow] = {}
         out = []
         for r in rows:
-            row = MessageRow(r.id, r.position, r.seq, r.head, [])
+            row = MessageRow(r.id, r.position, r.seq, r.head, [], getattr(r, "checked", None), [])
             by_key[getattr(r, key)] = row
             out.append(row)
         for p in part_rows:
             owner = by_key.get(getattr(p, key))
             if owner is not None:
                 owner.parts.append((p.idx, p.body, getattr(p, "ref", None)))
+                owner.tools.append(p.tool)
         return out
 
     def message(self, conv: Conversation, message_id: str) -> MessageRow | None:
@@ -620,6 +786,33 @@ class Store(TextStore):
         with self.read() as conn:
             row = conn.execute(query.add_columns(messages.c.role)).first()
         return row.id if row is not None and row.role == role else None
+
+    def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
+        """One whole part as stored, to be sent as it is: its tool, its message's read stamp, and
+        its JSON in UTF-8, in chunks (a backend that can reads them as they are sent)."""
+        query = self._part_query(conv, message_id, index, self.as_bytes(parts.c.body))
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        if row is None:
+            return None
+        body = row.body if isinstance(row.body, bytes) else row.body.encode()
+        return StoredBody(row.tool, row.checked, len(body), iter((body,)))
+
+    @staticmethod
+    def _part_query(conv: Conversation, message_id: str, index: int, *columns: Any) -> Any:
+        return (
+            select(parts.c.tool, messages.c.checked, *columns)
+            .join(
+                messages,
+                and_(messages.c.conversation_id == parts.c.conversation_id, messages.c.id == parts.c.message_id),
+            )
+            .where(
+                parts.c.conversation_id == conv.id,
+                parts.c.message_id == message_id,
+                parts.c.idx == index,
+                messages.c.owner_id == conv.owner_id,
+            )
+        )
 
     def part(self, conv: Conversation, message_id: str, index: int) -> tuple[str, str | None] | None:
         """One whole part (its JSON and tool), read by message id under the conversation's owner."""

@@ -218,3 +218,11 @@ def tokens_v3(conn: Connection, backend: Backend) -> None:
     """``tokens.expires_at`` (none: it never expires) and ``tokens.last_used_at``, both ISO 8601 UTC."""
     conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN expires_at TEXT")
     conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN last_used_at TEXT")
+
+
+# -- 5: messages.checked, the read stamp a message's write was validated under --------------
+
+
+def add_v5_checked(conn: Connection, backend: Backend) -> None:
+    """A nullable column: messages stored before it (NULL) keep every read-time check."""
+    conn.exec_driver_sql("ALTER TABLE messages ADD COLUMN checked TEXT")

@@ -47,6 +47,12 @@ class PostgresStore(Store):
         thread.start()
         return stop.set
 
+    def after_migrating(self) -> None:
+        # Statistics from the start, so the planner keeps the writes' lookups on their indexes
+        # even where autovacuum is off or has not come round yet.
+        with self.write() as conn:
+            conn.exec_driver_sql("ANALYZE")
+
     def lock_migrations(self, conn: Connection) -> None:
         conn.execute(text("SELECT pg_advisory_xact_lock(7438210)"))
 

@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, create_v1, create_v2, tokens_v3
+from .migrations import Backend, add_v5_checked, create_v1, create_v2, tokens_v3
 
 metadata = MetaData()
 
@@ -102,6 +102,8 @@ messages = Table(
     Column("head", Text, nullable=False),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    # The read stamp the write door validated it under (see Transcripts.read_stamp); NULL: check on read.
+    Column("checked", Text),
     Index("messages_by_position", "conversation_id", "position"),
     Index("messages_by_seq", "conversation_id", "seq"),
 )
@@ -164,4 +166,6 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
     (2, "searchable text in chunks, indexed (FTS5 trigram / pg_trgm)", create_v2),
     (3, "tokens that expire, and when each was last used", tokens_v3),
+    # 4 is taken by work under way on another branch.
+    (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
 ]

@@ -15,10 +15,23 @@ from pathlib import Path
 from typing import Any
 
 import watchfiles
-from sqlalchemy import ColumnElement, Connection, FromClause, column, create_engine, event, func, table, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    LargeBinary,
+    cast,
+    column,
+    create_engine,
+    event,
+    func,
+    literal_column,
+    table,
+    text,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .base import SOMETHING, Store
+from .base import SOMETHING, Conversation, Store, StoredBody
 from .schema import part_text
 from .terms import contains, fts_query, indexed
 
@@ -45,6 +58,28 @@ class SQLiteStore(Store):
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
+
+    def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
+        # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), in one
+        # read transaction held until the last chunk: a whole 100 MB part costs a chunk of memory.
+        query = self._part_query(conv, message_id, index, literal_column("parts.rowid").label("row"))
+        conn = self.engine.connect()
+        try:
+            conn.begin()
+            found = conn.execute(query).first()
+            if found is None:
+                conn.close()
+                return None
+            driver: Any = conn.connection.driver_connection
+            blob = driver.blobopen("parts", "body", found.row, readonly=True)
+        except BaseException:
+            conn.close()
+            raise
+        return StoredBody(found.tool, found.checked, len(blob), _read_blob(conn, blob))
+
+    def as_bytes(self, column: Any) -> Any:
+        # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
+        return cast(column, LargeBinary).label(column.name)
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Say ``SOMETHING`` when another process writes to this file: SQLite has no notices, but
@@ -104,6 +139,18 @@ class SQLiteStore(Store):
         source = FTS.join(part_text, part_text.c.id == FTS.c.rowid)
         return source, FTS.c.rowid, [FTS.c.text.match(fts_query(long)), *conditions]
 
+
+
+BLOB_CHUNK = 1 << 20
+
+
+def _read_blob(conn: Connection, blob: Any) -> Iterator[bytes]:
+    try:
+        while chunk := blob.read(BLOB_CHUNK):
+            yield chunk
+    finally:
+        blob.close()
+        conn.close()
 
 
 def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
