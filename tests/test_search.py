@@ -4,6 +4,7 @@ messages, access, the engines' syntax taken literally, paging, and bad input."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -23,9 +24,16 @@ def word() -> str:
     return "w" + uuid.uuid4().hex[:10]
 
 
-def search(world: World, q: str, token: str | None = None, **params: Any) -> httpx.Response:
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    """One client per test: making one per request costs more than the request."""
+    with httpx.Client(timeout=60) as client:
+        yield client
+
+
+def search(http: httpx.Client, world: World, q: str, token: str | None = None, **params: Any) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token or world.alice_token}"}
-    return httpx.get(f"{world.url}/api/search", params={"q": q, **params}, headers=headers, timeout=60)
+    return http.get(f"{world.url}/api/search", params={"q": q, **params}, headers=headers)
 
 
 def all_hits(client: Client, q: str, **kw: Any) -> list[Json]:
@@ -147,37 +155,38 @@ def test_newest_first_and_paging_without_repeats_or_gaps(world: World) -> None:
     assert keys == [(h["message_id"], h["start"]) for h in world.alice.search(w, limit=100)["hits"]]
 
 
-@pytest.mark.parametrize(
-    "needle",
-    ['say"hi', 'x"', "a*b", "NEAR(x", "x OR y", "col:umn", "f(x)", "100%", "a_b", "C:\\dir\\"]
-    + ['"', "*", "(", "%", "_", "\\", ":"],
-)
-def test_the_engines_syntax_is_taken_literally(world: World, needle: str) -> None:
-    w = word()
-    decoy = needle.replace("%", "x").replace("_", "y") if needle != needle.replace("%", "").replace("_", "") else "zz"
-    put(world.alice, world.agent, user(f"{w} 1 {needle} 2 {decoy}"))  # % and _ are no wildcards: the decoy is no hit
-    query = f"{w} {needle}" if " " not in needle else f'{w} "{needle}"'
-    response = search(world, query)
-    assert response.status_code == 200, response.text
-    assert [h["start"] for h in response.json()["hits"]] == [0, len(w) + 3]
+# One world per test keeps these quick; each case names itself in its assertion.
+NEEDLES = ['say"hi', 'x"', "a*b", "NEAR(x", "x OR y", "col:umn", "f(x)", "100%", "a_b", "C:\\dir\\"]
+NEEDLES += ['"', "*", "(", "%", "_", "\\", ":"]
+ENGINE_SYNTAX = ["NEAR(a b)", "a OR b", "col:val", '"unclosed', '""', "*", "^x", "a -b", "(((", "\\%_", "{x}", "a+b"]
+ODD_UNICODE = ["🙂", "e\u0301", "日本語", "\u202e", "\u2028x", "\ufeff", "ﬁ", "ß", "İ", "\U0010fffd", "🏳️‍🌈", "x" * 244]
 
 
-@pytest.mark.parametrize("q", ["NEAR(a b)", "a OR b", "col:val", '"unclosed', '""', "*", "^x", "a -b", "(((", "\\%_"])
-def test_no_query_fails(world: World, q: str) -> None:
-    response = search(world, q)
-    assert response.status_code == 200, response.text
-    assert response.json()["hits"] == []
+def test_the_engines_syntax_is_taken_literally(http: httpx.Client, world: World) -> None:
+    for needle in NEEDLES:
+        w = word()
+        wild = needle != needle.replace("%", "").replace("_", "")
+        decoy = needle.replace("%", "x").replace("_", "y") if wild else "zz"  # % and _ are no wildcards
+        put(world.alice, world.agent, user(f"{w} 1 {needle} 2 {decoy}"))
+        query = f"{w} {needle}" if " " not in needle else f'{w} "{needle}"'
+        response = search(http, world, query)
+        assert response.status_code == 200, (needle, response.text)
+        assert [h["start"] for h in response.json()["hits"]] == [0, len(w) + 3], needle
 
 
-@pytest.mark.parametrize(
-    "q", ["🙂", "e\u0301", "日本語", "\u202e", "\u2028x", "\ufeff", "ﬁ", "ß", "İ", "\U0010fffd", "🏳️‍🌈", "x" * 244]
-)
-def test_odd_unicode_never_fails(world: World, q: str) -> None:
-    w = word()
-    put(world.alice, world.agent, user(f"{w} {q}"))
-    response = search(world, f"{w} {q}")
-    assert response.status_code == 200, response.text
-    assert [h["start"] for h in response.json()["hits"]][1:] == [len(w) + 1 + len(q) - len(q.lstrip())]
+def test_no_query_fails(http: httpx.Client, world: World) -> None:
+    for q in ENGINE_SYNTAX:
+        response = search(http, world, q)
+        assert (response.status_code, response.json()) == (200, {"hits": [], "next": None}), q
+
+
+def test_odd_unicode_never_fails(http: httpx.Client, world: World) -> None:
+    for q in ODD_UNICODE:
+        w = word()
+        put(world.alice, world.agent, user(f"{w} {q}"))
+        response = search(http, world, f"{w} {q}")
+        assert response.status_code == 200, (q, response.text)
+        assert [h["start"] for h in response.json()["hits"]][1:] == [len(w) + 1 + len(q) - len(q.lstrip())], q
 
 
 def test_case_is_ignored_beyond_ascii(world: World) -> None:
@@ -215,46 +224,46 @@ def test_a_hit_in_a_workspace_the_caller_is_not_in_never_exists(world: World, tr
         assert len(client.search(w)["hits"]) == 1
 
 
-@pytest.mark.parametrize("param", ["workspace_id", "agent"])
-@pytest.mark.parametrize("value", ["foreign", "not-a-uuid", "00000000-0000-0000-0000-000000000000", "' or 1=1 --"])
-def test_a_foreign_or_malformed_workspace_or_agent_is_the_one_not_found(world: World, param: str, value: str) -> None:
-    foreign = world.workspace if param == "workspace_id" else world.agent
-    response = search(world, "anything", token=world.bob_token, **{param: foreign if value == "foreign" else value})
-    assert response.status_code == 404
-    assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
-    with pytest.raises(NotFound):
-        world.bob.search("anything", **{param: foreign})
+def test_a_foreign_or_malformed_workspace_or_agent_is_the_one_not_found(http: httpx.Client, world: World) -> None:
+    for param, foreign in (("workspace_id", world.workspace), ("agent", world.agent)):
+        for value in (foreign, "not-a-uuid", "00000000-0000-0000-0000-000000000000", "' or 1=1 --", foreign.upper()):
+            response = search(http, world, "anything", token=world.bob_token, **{param: value})
+            assert response.status_code == 404, (param, value)
+            assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
+        with pytest.raises(NotFound):
+            world.bob.search("anything", **{param: foreign})
 
 
 def test_no_token_is_401(world: World) -> None:
     assert httpx.get(f"{world.url}/api/search", params={"q": "x"}).status_code == 401
 
 
-@pytest.mark.parametrize(
-    ("params", "where"),
-    [
-        ({"q": ""}, "q"),
-        ({"q": "   \t "}, "q"),
-        ({}, "q"),
-        ({"q": "x" * 257}, "q"),
-        ({"q": "a\x00b"}, "q"),
-        ({"q": "x", "limit": "0"}, "limit"),
-        ({"q": "x", "limit": "101"}, "limit"),
-        ({"q": "x", "limit": "ten"}, "limit"),
-        ({"q": "x", "limit": "-1"}, "limit"),
-        ({"q": "x", "cursor": "nope"}, "cursor"),
-        ({"q": "x", "cursor": ""}, "cursor"),
-        ({"q": "x", "cursor": "MTIz"}, "cursor"),
-        ({"q": "x", "cursor": "é"}, "cursor"),
-        ({"q": "x", "cursor": "=" * 80}, "cursor"),
-    ],
-)
-def test_bad_input_is_a_400_with_where(world: World, params: dict[str, str], where: str) -> None:
-    response = httpx.get(
-        f"{world.url}/api/search", params=params, headers={"Authorization": f"Bearer {world.alice_token}"}
-    )
-    assert response.status_code == 400, response.text
-    assert response.json()["error"]["where"] == where
+BAD_INPUT = [
+    ({"q": ""}, "q"),
+    ({"q": "   \t "}, "q"),
+    ({}, "q"),
+    ({"q": "x" * 257}, "q"),
+    ({"q": "a\x00b"}, "q"),
+    ({"q": "x", "limit": "0"}, "limit"),
+    ({"q": "x", "limit": "101"}, "limit"),
+    ({"q": "x", "limit": "ten"}, "limit"),
+    ({"q": "x", "limit": "-1"}, "limit"),
+    ({"q": "x", "limit": ""}, "limit"),
+    ({"q": "x", "cursor": "nope"}, "cursor"),
+    ({"q": "x", "cursor": ""}, "cursor"),
+    ({"q": "x", "cursor": "MTIz"}, "cursor"),
+    ({"q": "x", "cursor": "é"}, "cursor"),
+    ({"q": "x", "cursor": "=" * 80}, "cursor"),
+]
+
+
+def test_bad_input_is_a_400_with_where(http: httpx.Client, world: World) -> None:
+    for params, where in BAD_INPUT:
+        response = http.get(
+            f"{world.url}/api/search", params=params, headers={"Authorization": f"Bearer {world.alice_token}"}
+        )
+        assert response.status_code == 400, (params, response.text)
+        assert response.json()["error"]["where"] == where, params
 
 
 def test_a_query_string_that_is_not_utf8_is_not_a_500(world: World) -> None:
@@ -262,3 +271,15 @@ def test_a_query_string_that_is_not_utf8_is_not_a_500(world: World) -> None:
         f"{world.url}/api/search?q=%ff%fe%ed%a0%80", headers={"Authorization": f"Bearer {world.alice_token}"}
     )
     assert response.status_code in (200, 400)
+
+
+def test_a_turn_ends_outcome_is_searchable(world: World) -> None:
+    w = word()
+    open_tool = {"type": "tool-bash", "toolCallId": new_id(), "state": "input-available", "input": {"command": w}}
+    put(world.alice, world.agent, assistant([open_tool]))
+    world.alice.end_turn(world.agent)
+    assert [h["field"] for h in all_hits(world.alice, w)] == ["input"]
+    hits = all_hits(world.alice, '"the turn ended before this tool returned"', agent=world.agent)
+    assert [(h["field"], h["start"]) for h in hits] == [("errorText", 0)]
+    # Words must meet in one field: the input's word and the error's words never make a hit together.
+    assert all_hits(world.alice, f"{w} ended", agent=world.agent) == []

@@ -3,6 +3,7 @@ clamped, across chunk boundaries and astral code points; bad input a 400, bad id
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -24,27 +25,42 @@ def written(world: World, call: str | None = None) -> dict[str, Any]:
     return put(world.alice, world.agent, assistant(parts), call=call)
 
 
-def get(world: World, message: str, index: str, token: str | None = None, call: str | None = None, **q: str) -> Any:
+@pytest.fixture
+def http() -> Iterator[httpx.Client]:
+    """One client per test: making one per request costs more than the request."""
+    with httpx.Client(timeout=60) as client:
+        yield client
+
+
+def get(
+    http: httpx.Client,
+    world: World,
+    message: str,
+    index: str,
+    token: str | None = None,
+    call: str | None = None,
+    **q: str,
+) -> Any:
     base = f"{world.url}/api/agents/{world.agent}" + (f"/subagents/{call}" if call else "")
     headers = {"Authorization": f"Bearer {token or world.alice_token}"}
-    return httpx.get(f"{base}/messages/{message}/parts/{index}", params=q, headers=headers, timeout=60)
+    return http.get(f"{base}/messages/{message}/parts/{index}", params=q, headers=headers)
 
 
 EDGES = [0, 1, CHUNK - 1, CHUNK, CHUNK + 1, CHUNK + OVERLAP, 2 * CHUNK, 3 * CHUNK + 5, len(BODY) - 1, len(BODY)]
 
 
-@pytest.mark.parametrize("start", EDGES)
-def test_a_slice_is_the_same_text_as_the_whole_part(world: World, start: int) -> None:
+def test_a_slice_is_the_same_text_as_the_whole_part(world: World) -> None:
     message = written(world)
-    for end in sorted({start, start + 1, start + 100, start + CHUNK + 7, start + 3 * CHUNK, len(BODY) + 50}):
-        got = world.alice.part_slice(world.agent, message["id"], 0, "output", start=start, end=end)
-        assert got == {
-            "field": "output",
-            "start": start,
-            "end": min(end, len(BODY)),
-            "length": len(BODY),
-            "text": BODY[start:end],
-        }
+    for start in EDGES:
+        for end in sorted({start, start + 1, start + 100, start + CHUNK + 7, start + 3 * CHUNK, len(BODY) + 50}):
+            got = world.alice.part_slice(world.agent, message["id"], 0, "output", start=start, end=end)
+            assert got == {
+                "field": "output",
+                "start": start,
+                "end": min(end, len(BODY)),
+                "length": len(BODY),
+                "text": BODY[start:end],
+            }, (start, end)
 
 
 def test_every_field_slices_as_the_panel_draws_it(world: World) -> None:
@@ -64,69 +80,66 @@ def test_past_the_end_is_an_empty_slice_at_the_end(world: World) -> None:
     assert got == {"field": "text", "start": 15, "end": 15, "length": 15, "text": ""}
 
 
-def test_without_field_the_route_answers_the_whole_part(world: World) -> None:
+def test_without_field_the_route_answers_the_whole_part(http: httpx.Client, world: World) -> None:
     message = written(world)
-    assert get(world, message["id"], "0").json()["output"] == BODY
+    assert get(http, world, message["id"], "0").json()["output"] == BODY
 
 
-def test_a_subagent_part_slices_too(world: World) -> None:
+def test_a_subagent_part_slices_too(http: httpx.Client, world: World) -> None:
     message = written(world, call="toolu_slice")
     got = world.alice.part_slice(
         world.agent, message["id"], 0, "output", start=CHUNK - 2, end=CHUNK + 2, call="toolu_slice"
     )
     assert got["text"] == BODY[CHUNK - 2 : CHUNK + 2]
-    assert get(world, message["id"], "0", field="output").status_code == 404  # not the parent's message
+    assert get(http, world, message["id"], "0", field="output").status_code == 404  # not the parent's message
 
 
-@pytest.mark.parametrize(
-    ("query", "where"),
-    [
-        ({"field": "body"}, "field"),
-        ({"field": "url"}, "field"),
-        ({"field": ""}, "field"),
-        ({"start": "3"}, "field"),
-        ({"field": "output", "start": "-1"}, "start"),
-        ({"field": "output", "start": "x"}, "start"),
-        ({"field": "output", "start": ""}, "start"),
-        ({"field": "output", "start": "1.5"}, "start"),
-        ({"field": "output", "start": "٣"}, "start"),
-        ({"field": "output", "end": "-4"}, "end"),
-        ({"field": "output", "end": "9" * 40}, "end"),
-        ({"field": "output", "start": "10", "end": "9"}, "start"),
-    ],
-)
-def test_bad_input_is_a_400_with_where(world: World, query: dict[str, str], where: str) -> None:
+BAD_INPUT = [
+    ({"field": "body"}, "field"),
+    ({"field": "url"}, "field"),
+    ({"field": ""}, "field"),
+    ({"start": "3"}, "field"),
+    ({"field": "output", "start": "-1"}, "start"),
+    ({"field": "output", "start": "x"}, "start"),
+    ({"field": "output", "start": ""}, "start"),
+    ({"field": "output", "start": "1.5"}, "start"),
+    ({"field": "output", "start": "٣"}, "start"),
+    ({"field": "output", "end": "-4"}, "end"),
+    ({"field": "output", "end": "9" * 40}, "end"),
+    ({"field": "output", "start": "10", "end": "9"}, "start"),
+]
+
+
+def test_bad_input_is_a_400_with_where(http: httpx.Client, world: World) -> None:
     message = written(world)
-    response = get(world, message["id"], "0", **query)
-    assert response.status_code == 400, response.text
-    assert response.json()["error"]["where"] == where
+    for query, where in BAD_INPUT:
+        response = get(http, world, message["id"], "0", **query)
+        assert response.status_code == 400, (query, response.text)
+        assert response.json()["error"]["where"] == where, query
 
 
-@pytest.mark.parametrize(
-    ("message", "index", "field"),
-    [
-        ("mine", "9", "output"),  # index past the end
-        ("mine", "x", "output"),
-        ("mine", "-1", "output"),
-        ("mine", "0", "errorText"),  # a field the part does not have
-        ("mine", "1", "input"),
-        ("other", "0", "text"),  # a message of another conversation
-        ("not-a-uuid", "0", "text"),
-        ("unknown", "0", "text"),
-    ],
-)
-def test_bad_ids_are_the_one_not_found(world: World, message: str, index: str, field: str) -> None:
-    mine = written(world)
+def test_bad_ids_are_the_one_not_found(http: httpx.Client, world: World) -> None:
+    mine = written(world)["id"]
     other_agent = world.alice.create_agent(world.workspace)
-    other = put(world.alice, other_agent["id"], user("elsewhere"))
-    ids = {"mine": mine["id"], "other": other["id"], "unknown": new_id(), "not-a-uuid": "not-a-uuid"}
-    response = get(world, ids[message], index, field=field)
-    assert response.status_code == 404
-    assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
+    other = put(world.alice, other_agent["id"], user("elsewhere"))["id"]
+    cases = [
+        (mine, "9", "output"),  # index past the end
+        (mine, "x", "output"),
+        (mine, "-1", "output"),
+        (mine, "0", "errorText"),  # a field the part does not have
+        (mine, "1", "input"),
+        (other, "0", "text"),  # a message of another conversation
+        ("not-a-uuid", "0", "text"),
+        (new_id(), "0", "text"),
+    ]
+    for message, index, field in cases:
+        response = get(http, world, message, index, field=field)
+        assert response.status_code == 404, (message, index, field)
+        assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
 
 
-def test_another_account_gets_the_one_not_found(world: World) -> None:
+def test_another_account_gets_the_one_not_found(http: httpx.Client, world: World) -> None:
     message = written(world)
-    response = get(world, message["id"], "0", token=world.bob_token, field="output", start="0", end="10")
+    response = get(http, world, message["id"], "0", token=world.bob_token, field="output", start="0", end="10")
     assert response.status_code == 404
     assert response.json() == {"error": {"code": "not_found", "message": "not found"}}

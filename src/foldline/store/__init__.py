@@ -42,5 +42,9 @@ def open_store(url: str, migrate: bool = True) -> Store:
     else:
         raise ValueError("the database URL must be a SQLite path or a postgresql:// URL")
     if migrate:
-        store.migrate()
+        try:
+            store.migrate()
+        except BaseException:
+            store.close()  # a failed migration leaves no connection open
+            raise
     return store

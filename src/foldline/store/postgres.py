@@ -71,6 +71,12 @@ class PostgresStore(Store):
         # ILIKE with %, _ and \ escaped; the GIN index serves terms of 3 code points or more.
         return part_text, part_text.c.id, [part_text.c.text.ilike(like_pattern(t), escape="\\") for t in terms]
 
+    def plan_search(self, conn: Connection) -> None:
+        # The chunks live in TOAST, whose reading the planner does not cost: left alone it scans
+        # the whole table for a rare word (seconds) instead of asking the GIN index (milliseconds).
+        # Index scans stay open to it, so a common word still walks the ids backwards and stops early.
+        conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+
     def storable_text(self, text: str) -> str:
         # PostgreSQL text cannot hold NUL: it is kept as U+FFFD (one code point for one, so offsets hold).
         return text.replace("\x00", "\ufffd")

@@ -43,15 +43,28 @@ class SQLiteStore(Store):
 
     def index_texts_after(self, conn: Connection, after_id: int) -> None:
         conn.execute(
-            text("INSERT INTO part_text_fts(rowid, text) SELECT id, text FROM part_text WHERE id > :after"),
+            text(
+                "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
+                " WHERE id > :after"
+            ),
             {"after": after_id},
+        )
+
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        conn.execute(
+            text(
+                "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
+                " WHERE conversation_id = :conv AND message_id = :message"
+            ),
+            {"conv": conversation_id, "message": message_id},
         )
 
     def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         # An external-content table forgets a row only when told its old text.
         conn.execute(
             text(
-                "INSERT INTO part_text_fts(part_text_fts, rowid, text) SELECT 'delete', id, text FROM part_text"
+                "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
+                " SELECT 'delete', id, foldline_fts_text(text) FROM part_text"
                 " WHERE conversation_id = :conv AND message_id = :message"
             ),
             {"conv": conversation_id, "message": message_id},
@@ -77,6 +90,13 @@ def _on_connect(dbapi_conn: Any, record: Any) -> None:
     cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
     dbapi_conn.create_function("foldline_contains", 2, _contains, deterministic=True)
+    dbapi_conn.create_function("foldline_fts_text", 1, _fts_text, deterministic=True)
+
+
+def _fts_text(text: Any) -> Any:
+    """A chunk's text as the FTS5 index is given it: FTS5 stops reading a text at a NUL, so each
+    NUL is indexed as U+FFFD (the chunk itself keeps it; no query can hold a NUL)."""
+    return text.replace("\x00", "\ufffd") if isinstance(text, str) else text
 
 
 def _contains(haystack: Any, term: Any) -> int:

@@ -64,6 +64,9 @@ class TextStore:
     def index_texts_after(self, conn: Connection, after_id: int) -> None:
         """Add the chunk rows with an id over ``after_id`` to an index that is not kept by itself."""
 
+    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        """Add a message's (new) chunk rows to an index that is not kept by itself."""
+
     def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         """Take a message's chunk rows out of such an index, before they are deleted."""
 
@@ -71,6 +74,9 @@ class TextStore:
         """What to select from, the chunk id column to order by, and the conditions under which a
         chunk holds every term (case-insensitive, each term taken literally)."""
         raise NotImplementedError
+
+    def plan_search(self, conn: Connection) -> None:
+        """Steer the planner of the search that ``conn``'s transaction is about to run."""
 
     def storable_text(self, text: str) -> str:
         """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
@@ -93,9 +99,8 @@ class TextStore:
             return
         for row in rows:
             row["text"] = self.storable_text(str(row["text"]))
-        last = conn.execute(select(func.coalesce(func.max(part_text.c.id), 0))).scalar_one()
         conn.execute(insert(part_text), rows)
-        self.index_texts_after(conn, int(last))
+        self.index_texts(conn, conversation_id, message_id)
 
     # -- search --------------------------------------------------------------------------
 
@@ -160,6 +165,7 @@ class TextStore:
             query = query.where(chunk_id <= upto)
         query = query.order_by(chunk_id.desc()).limit(limit)
         with self.read() as conn:
+            self.plan_search(conn)
             return [TextRow(**row._asdict()) for row in conn.execute(query)]
 
     # -- slices --------------------------------------------------------------------------

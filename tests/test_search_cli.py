@@ -1,0 +1,96 @@
+"""`foldline search` on a SQLite file and on PostgreSQL: hits with snippets and panel addresses."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import orjson
+import pytest
+from click.testing import CliRunner
+from conftest import BACKENDS, make_url
+from core_helpers import assistant, bash, new_id, user
+
+from foldline.cli import main
+from foldline.local import ensure_local
+from foldline.settings import Settings
+from foldline.store import open_store
+from foldline.transcripts import Transcripts
+
+
+@pytest.fixture(params=BACKENDS)
+def cli_db(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setenv("HOME", str(tmp_path))  # the local token of a PostgreSQL store is kept under ~
+    return make_url(request.param, tmp_path, request)
+
+
+def written(db: str, word: str) -> tuple[str, str, str]:
+    """An agent of the local account with a word in a message and in a subagent's cut middle."""
+    store = open_store(db)
+    try:
+        t = Transcripts(store, settings=Settings(db=db))
+        local = ensure_local(t, db)
+        agent = t.create_agent(local.account_id, local.workspace_id, "cli agent")["id"]
+        first, second = new_id(), new_id()
+        t.put_message(local.account_id, agent, first, user(f"look for {word}\tplease", first))
+        big = "x" * 10_000 + word + "y" * 10_000
+        t.put_message(local.account_id, agent, second, assistant([bash(big)], second), call="toolu:1")
+        return agent, first, second
+    finally:
+        store.close()
+
+
+def run(*args: str) -> str:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_search_prints_each_hit_with_its_snippet_and_panel_address(cli_db: str) -> None:
+    word = "cli" + uuid.uuid4().hex[:8]
+    agent, first, second = written(cli_db, word)
+    out = run("search", word, "--db", cli_db)
+    assert out.splitlines()[:3] == [
+        "cli agent · subagent toolu:1 · assistant · bash · output 10000–10011 (in the cut middle)",
+        "  " + "x" * 80 + f"[[{word}]]" + "y" * 80,
+        f"  /agents/{agent}#call=toolu%3A1&msg={second}&part=0&field=output&start=10000&end=10011",
+    ]
+    assert out.splitlines()[3:] == [
+        "cli agent · user · text 9–20",
+        f"  look for [[{word}]] please",
+        f"  /agents/{agent}#msg={first}&part=0&field=text&start=9&end=20",
+    ]
+
+
+def test_search_json_limit_cursor_and_narrowing(cli_db: str) -> None:
+    word = "cli" + uuid.uuid4().hex[:8]
+    agent, first, _ = written(cli_db, word)
+    page = orjson.loads(run("search", word, "--db", cli_db, "--json", "--limit", "1", "--agent", agent))
+    assert len(page["hits"]) == 1 and page["hits"][0]["call"] == "toolu:1" and page["next"]
+    more = orjson.loads(run("search", word, "--db", cli_db, "--json", "--cursor", page["next"]))
+    assert [h["message_id"] for h in more["hits"]] == [first] and more["next"] is None
+    assert "more: --cursor " in run("search", word, "--db", cli_db, "--limit", "1")
+
+
+def test_another_account_finds_nothing_and_bad_input_is_a_clean_error(cli_db: str) -> None:
+    word = "cli" + uuid.uuid4().hex[:8]
+    written(cli_db, word)
+    other = orjson.loads(run("account", "create", "other", "--db", cli_db, "--json"))
+    assert run("search", word, "--db", cli_db, "--account", other["id"]).strip() == "no hits"
+    for args, where in ((["--limit", "0"], "limit"), (["--cursor", "x"], "cursor"), (["--agent", "nope"], None)):
+        result = CliRunner().invoke(main, ["search", word, "--db", cli_db, *args])
+        assert result.exit_code != 0 and "Traceback" not in result.output
+        assert (f"({where})" if where else "not found") in result.output
+    assert "(q)" in CliRunner().invoke(main, ["search", "  ", "--db", cli_db]).output
+
+
+def test_an_imported_session_is_searchable(tmp_path: Path) -> None:
+    # SQLite only: `foldline import` does not close its store yet, which PostgreSQL's driver reports.
+    cli_db = str(tmp_path / "imported.db")
+    data = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd"
+    run("import", "--db", cli_db, str(data / "full-session.jsonl"))
+    # A quote that opens no phrase is an ordinary character: the word is `"codebase`.
+    hits = orjson.loads(run("search", '"changed chat" "codebase', "--db", cli_db, "--json"))["hits"]
+    found = {h["snippet"]["text"][h["snippet"]["start"] : h["snippet"]["end"]] for h in hits}
+    assert found == {"changed chat", '"Codebase'}
+    assert {h["role"] for h in hits} <= {"assistant", "user"} and all(h["title"] for h in hits)

@@ -1,0 +1,217 @@
+"""Search and slices below HTTP, on both backends: offsets exact for any Unicode (property test),
+a slice reads only its chunks, and migration 2 indexes the parts a store already held."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import BACKENDS, PG_ADMIN
+from core_helpers import assistant, bash, new_id, thought, tool, user
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from foldline import NotFound
+from foldline.store import Store, open_store
+from foldline.store import base as store_base
+from foldline.store.chunks import CHUNK
+from foldline.transcripts import Transcripts
+
+# Code points a word may hold: letters of every script, emoji, combining marks, CJK; no spaces
+# (they split words) and no quotes (they make phrases).
+WORD_CHARS = st.characters(blacklist_categories=["Cs", "Cc", "Zs", "Zl", "Zp", "Cn", "Co"], blacklist_characters='"')
+FILLER = ["é🙂", "e\u0301x", "日本語", "ﬁß", "👩‍👩‍👧", "\u05d0\u05b8", "a\n", "İı"]
+AROUND = st.lists(WORD_CHARS | st.sampled_from(FILLER), max_size=30).map("".join)
+
+
+@pytest.fixture(scope="module")
+def me(transcripts: Transcripts) -> tuple[str, str]:
+    account = transcripts.create_account("prop")
+    workspace = transcripts.create_workspace("prop", [account["id"]])
+    return account["id"], transcripts.create_agent(account["id"], workspace["id"])["id"]
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    before=AROUND,
+    repeat=st.integers(min_value=0, max_value=20_000),
+    filler=st.sampled_from(FILLER),
+    needle=st.text(WORD_CHARS, min_size=1, max_size=24),
+    after=AROUND,
+    as_thought=st.booleans(),
+)
+def test_a_hit_slices_the_stored_field_to_the_needle(
+    transcripts: Transcripts,
+    me: tuple[str, str],
+    before: str,
+    repeat: int,
+    filler: str,
+    needle: str,
+    after: str,
+    as_thought: bool,
+) -> None:
+    account, agent = me
+    marker = "Zq" + uuid.uuid4().hex[:8]  # makes the needle unique in the store
+    term = marker + needle
+    field = before + filler * repeat + " " + term + " " + after
+    part = thought(field) if as_thought else bash(field)
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, assistant([part], message_id))
+    query = marker.swapcase() + needle
+    hits = transcripts.search(account, query, agent=agent, limit=100)["hits"]
+    assert len(hits) == 1 and hits[0]["message_id"] == message_id
+    hit, key = hits[0], "text" if as_thought else "output"
+    at = len(before) + len(filler) * repeat + 1
+    assert (hit["field"], hit["start"], hit["end"]) == (key, at, at + len(term))
+    assert field[hit["start"] : hit["end"]] == term
+    got = transcripts.part_slice(account, agent, message_id, 0, key, hit["start"], hit["end"])
+    assert got["text"] == term and got["length"] == len(field)
+    snippet = hit["snippet"]
+    assert snippet["text"][snippet["start"] : snippet["end"]] == term
+
+
+def test_a_slice_reads_only_the_chunks_it_covers(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    account, agent = me
+    body = "".join(chr(0x4E00 + n % 20_000) for n in range(5 * CHUNK))
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, assistant([bash(body)], message_id))
+    conv = transcripts.conversation(account, agent)
+    found = store.text_slice(conv.id, conv.owner_id, message_id, 0, "output", 2 * CHUNK + 10, 2 * CHUNK + 20)
+    assert found is not None and found.start == 2 * CHUNK and len(found.text) == CHUNK
+    found = store.text_slice(conv.id, conv.owner_id, message_id, 0, "output", 3 * CHUNK - 1, 3 * CHUNK + 1)
+    assert found is not None and found.start == 2 * CHUNK and len(found.text) == 2 * CHUNK
+
+
+# -- migration 2 on a store that migration 1 made and filled -------------------------------
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield str(tmp_path / "old.db")
+        return
+    name = f"foldline_mig_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_migration_2_indexes_the_parts_already_stored(
+    fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(store_base, "MIGRATIONS", store_base.MIGRATIONS[:1])
+    store = open_store(fresh_url)
+    try:
+        t = Transcripts(store)
+        account = t.create_account("old")
+        workspace = t.create_workspace("old", [account["id"]])
+        agent = t.create_agent(account["id"], workspace["id"], "before search")["id"]
+        monkeypatch.setattr(store, "replace_texts", lambda *args: None)  # as the store wrote before migration 2
+        big = "x" * 50_000 + "OLDNEEDLE" + "y" * 50_000
+        ids = [new_id() for _ in range(450)]
+        for n, message_id in enumerate(ids):
+            message = assistant([bash(big)], message_id) if n == 7 else user(f"old message {n} oldneedle", message_id)
+            t.put_message(account["id"], agent, message_id, message)
+        monkeypatch.undo()
+        caplog.set_level(logging.INFO, logger="foldline")
+        assert store.migrate() == [2]
+        assert "search index: 450 of 450 parts" in caplog.text
+        assert "search index: 200 of 450 parts" in caplog.text
+        hits: list[dict[str, Any]] = []
+        cursor = None
+        while True:
+            page = t.search(account["id"], "oldNeedle", limit=100, cursor=cursor)
+            hits += page["hits"]
+            if (cursor := page["next"]) is None:
+                break
+        assert len(hits) == 450
+        [deep] = [h for h in hits if h["message_id"] == ids[7]]
+        assert (deep["field"], deep["start"], deep["hidden"], deep["title"]) == (
+            "output",
+            50_000,
+            True,
+            "before search",
+        )
+        t.put_message(account["id"], agent, ids[7], user("replaced", ids[7]))  # the index is kept from now on
+        assert [h for h in t.search(account["id"], "oldneedle", limit=100)["hits"] if h["message_id"] == ids[7]] == []
+    finally:
+        store.close()
+
+
+def test_a_postgres_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> None:
+    suffix = uuid.uuid4().hex[:10]
+    role, name = f"foldline_role_{suffix}", f"foldline_noext_{suffix}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            with psycopg.connect(f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}", autocommit=True) as db:
+                db.execute(f'GRANT CREATE ON SCHEMA public TO "{role}"')  # tables yes, extensions no
+            url = f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}".replace("://postgres@", f"://{role}@", 1)
+            with pytest.raises(RuntimeError, match=r"run `CREATE EXTENSION pg_trgm;`"):
+                open_store(url)
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_the_registry_decides_at_read_time(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    """A retired tool's parts are never hits nor slices; a tool marked as text later hides its middles."""
+    from test_stored_rows import registry_with
+
+    account, agent = me
+    word = "Rg" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    parts = [
+        bash("x" * 10_000 + word),
+        tool("Task", "y" * 10_000 + word + "y" * 10_000, input={}),
+        user(word)["parts"][0],
+    ]
+    transcripts.put_message(account, agent, message_id, assistant(parts, message_id))
+    hidden = {h["part"]: h["hidden"] for h in transcripts.search(account, word, agent=agent)["hits"]}
+    assert hidden == {0: False, 1: False, 2: False}  # bash's match is in its tail; Task is not drawn as text
+    marked = Transcripts(store, registry=registry_with(Task={"text": True}), settings=transcripts.settings)
+    assert {h["part"]: h["hidden"] for h in marked.search(account, word, agent=agent)["hits"]} == {
+        0: False,
+        1: True,
+        2: False,
+    }
+    retired = Transcripts(store, registry=registry_with(bash={"retired": True}), settings=transcripts.settings)
+    assert {h["part"] for h in retired.search(account, word, agent=agent)["hits"]} == {1, 2}
+    with pytest.raises(NotFound):
+        retired.part_slice(account, agent, message_id, 0, "output", 0, 10)
+    assert len(transcripts.part_slice(account, agent, message_id, 2, "text")["text"]) == len(word)
+
+
+def test_a_long_text_part_is_never_hidden(transcripts: Transcripts, me: tuple[str, str]) -> None:
+    account, agent = me
+    word = "Lt" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, user("z" * 100_000 + word + "z" * 100_000, message_id))
+    [hit] = transcripts.search(account, word, agent=agent)["hits"]
+    assert (hit["field"], hit["start"], hit["hidden"]) == ("text", 100_000, False)
+
+
+def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:
+    account, agent = me
+    word = "Nu" + uuid.uuid4().hex[:8]
+    message_id = new_id()
+    transcripts.put_message(account, agent, message_id, user(f"a\x00b {word}", message_id))
+    [hit] = transcripts.search(account, word, agent=agent)["hits"]
+    assert hit["start"] == 4
+    sliced = transcripts.part_slice(account, agent, message_id, 0, "text")["text"]
+    # PostgreSQL text cannot hold NUL: its chunks keep U+FFFD in its place (the part itself keeps NUL).
+    kept = "\ufffd" if store.engine.dialect.name == "postgresql" else "\x00"
+    assert sliced == "a" + kept + "b " + word
+    assert transcripts.part(account, agent, message_id, "0")["text"] == f"a\x00b {word}"
+    transcripts.put_message(account, agent, message_id, user("\x00 replaced", message_id))
+    assert transcripts.search(account, word, agent=agent)["hits"] == []
+    assert [h["start"] for h in transcripts.search(account, "replaced", agent=agent)["hits"]] == [2]
