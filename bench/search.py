@@ -533,7 +533,9 @@ def sizes_of(store: Store, backend: str) -> Json:
     """Bytes: the chunk rows (table and key), the engine's index, the whole database."""
     with store.engine.connect() as conn:
         if backend == "SQLite":
-            rows: dict[str, int] = dict(conn.execute(text("SELECT name, pgsize FROM dbstat WHERE aggregate = 1")).all())
+            # Summed here: dbstat's own aggregate (aggregate = 1) wraps past 2 GB on older SQLite.
+            query = text("SELECT name, sum(pgsize) FROM dbstat GROUP BY name")
+            rows: dict[str, int] = {name: int(size) for name, size in conn.execute(query)}
             index = sum(v for k, v in rows.items() if k.startswith("part_text_fts"))
             chunks = rows.get("part_text", 0) + rows.get("part_text_by_part", 0)
             total = sum(rows.values())
@@ -564,7 +566,12 @@ def no_engine_index(store: Store, backend: str) -> None:
     """Chunks written, the engine's index not kept: SQLite's FTS5 rows are not added; the
     PostgreSQL GIN index is dropped. For this benchmark only."""
     if backend == "SQLite":
-        store.index_texts_after = lambda conn, after_id: None  # type: ignore[method-assign]
+
+        def skip(*args: object) -> None:
+            pass
+
+        for hook in ("index_texts", "index_texts_after"):  # the store's hooks that add FTS5 rows
+            setattr(store, hook, skip)
     else:
         with store.engine.begin() as conn:
             conn.exec_driver_sql("DROP INDEX part_text_trgm")
@@ -929,13 +936,14 @@ def verdicts(state: Json) -> list[str]:
     for name, b in state["backends"].items():
         rare = [r for r in b.get("latency", []) if r["query"] == "rare word"]
         if rare:
-            first, last = rare[0], rare[-1]
-            growth = last["p50"] / first["p50"]
+            last = rare[-1]
             ok = last["p50"] < 50 and last["p99"] < 250
+            spread = max(r["p50"] for r in rare) / min(r["p50"] for r in rare)
+            each = ", ".join(f"{r['p50']:.1f} ms at {human(r['stored'])}" for r in rare)
             out.append(
                 f"- {name}: rare word at {human(last['stored'])}: p50 {last['p50']:.1f} ms, p99 {last['p99']:.1f} ms "
-                f"(goal under 50 and 250 ms: {met(ok)}); from {human(first['stored'])} to {human(last['stored'])} "
-                f"its p50 grows {growth:.2f}x (goal at most 2x: {met(growth <= 2)})."
+                f"(goal under 50 and 250 ms: {met(ok)}); its p50 is {each}: the slowest {spread:.2f}x the fastest "
+                f"(goal flat, at most 2x: {met(spread <= 2)})."
             )
         base, indexed = at(b.get("writes", []), way="no searchable text"), at(b.get("writes", []), way="as it is")
         if base and indexed:
