@@ -312,10 +312,31 @@ function fold(className, msgId, index) {
   return details;
 }
 
-function sizeNote(cut, wholeText) {
+function sizeNote(cut, wholeText, from = 2000) {
   if (cut) return el("span", "size cut", formatBytes(cut.bytes) + " · cut");
-  if (wholeText !== null && wholeText.length > 2000) return el("span", "size", formatBytes(new TextEncoder().encode(wholeText).length));
+  if (wholeText !== null && wholeText.length > from) return el("span", "size", formatBytes(new TextEncoder().encode(wholeText).length));
   return null;
+}
+
+// How long a tool ran, in milliseconds, when the importers kept it (toolMetadata).
+export function toolDuration(part) {
+  const meta = part.toolMetadata && typeof part.toolMetadata === "object" ? part.toolMetadata : {};
+  for (const source of [meta.claudeCode, meta.codex, meta.foldline]) {
+    if (!source || typeof source !== "object") continue;
+    for (const key of ["durationMs", "totalDurationMs", "duration_ms"]) {
+      if (typeof source[key] === "number" && source[key] >= 0) return source[key];
+    }
+  }
+  return null;
+}
+
+export function shortDuration(ms) {
+  if (ms < 1000) return Math.round(ms) + " ms";
+  const s = ms / 1000;
+  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(Math.round(s % 60)).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
 function reasoningFold(msgId, index, part, state) {
@@ -366,8 +387,14 @@ function toolFold(msgId, index, part, state, ctx) {
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
-  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null);
+  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0);
   if (size) bits.push(size);
+  const took = toolDuration(part);
+  if (took !== null) {
+    const node = el("span", "took", shortDuration(took));
+    node.title = "ran for " + shortDuration(took);
+    bits.push(node);
+  }
   details.append(summary(...bits));
   const body = el("div", "fold-body");
   if (part.input !== undefined) body.append(inputBlock(part.input, state));
