@@ -336,7 +336,7 @@ class Transcripts:
         conv = self.conversation(account, agent_id, call)
         text_tools = self.registry.text_tools if cut else None
         rows, more, seq = self._store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
-        out = [self._readable(row) for row in rows]
+        out = [self._readable(row, dated=cut) for row in rows]
         cursor = str(rows[0].position) if more and rows else None
         # `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
         return {"messages": out, "next": cursor, "seq": seq}
@@ -345,7 +345,7 @@ class Transcripts:
         """Messages written after ``since`` (at most ``limit``, oldest first), cut, each with the
         seq that wrote it."""
         rows = self._store.changes(conv, since, self.registry.text_tools, limit)
-        return [(row.seq, self._readable(row)) for row in rows]
+        return [(row.seq, self._readable(row, dated=True)) for row in rows]
 
     def seqs(self, conversation_ids: list[str]) -> dict[str, int]:
         """The write counters of some conversations (live follow's look for other processes' writes)."""
@@ -442,8 +442,12 @@ class Transcripts:
         message["parts"] = parts
         return message
 
-    def _readable(self, row: MessageRow) -> Json:
-        """A stored message after the read's cheap checks, in the form it was read (cut or whole)."""
+    def _readable(self, row: MessageRow, dated: bool = False) -> Json:
+        """A stored message after the read's cheap checks, in the form it was read (cut or whole).
+
+        ``dated`` (cut reads and live changes, which add keys of their own anyway) adds
+        ``createdAt``: when the service first stored the message. A whole read returns the
+        message as written, nothing added."""
         head = decoded(row.head)
         message: Json = head if isinstance(head, dict) else {"id": row.id}
         if not readable_metadata(message, self.registry):
@@ -463,6 +467,8 @@ class Transcripts:
             message["cutParts"] = cut_parts
         if skipped:
             message["skippedParts"] = skipped
+        if dated and row.created_at:
+            message["createdAt"] = row.created_at
         return message
 
     def _part_ok(self, part: Any, cut: Json | None) -> bool:

@@ -81,6 +81,7 @@ class MessageRow:
     seq: int
     head: str
     parts: list[tuple[int, str, str | None]]  # (idx, part JSON, cutParts entry JSON or None)
+    created_at: str | None = None  # when the message was first stored (pages and changes read it)
 
 
 class Store(TextStore):
@@ -460,7 +461,12 @@ class Store(TextStore):
         """
         conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
         query = select(
-            messages.c.id, messages.c.position, messages.c.seq, messages.c.head, conv_seq.label("conv_seq")
+            messages.c.id,
+            messages.c.position,
+            messages.c.seq,
+            messages.c.head,
+            messages.c.created_at,
+            conv_seq.label("conv_seq"),
         ).where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
         if before is not None:
             query = query.where(messages.c.position < before)
@@ -488,7 +494,7 @@ class Store(TextStore):
         A message written twice after ``since`` appears once, at its last write's seq.
         """
         query = (
-            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head)
+            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.created_at)
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
             .order_by(messages.c.seq)
         )
@@ -537,7 +543,7 @@ class Store(TextStore):
         by_key: dict[int, MessageRow] = {}
         out = []
         for r in rows:
-            row = MessageRow(r.id, r.position, r.seq, r.head, [])
+            row = MessageRow(r.id, r.position, r.seq, r.head, [], getattr(r, "created_at", None))
             by_key[getattr(r, key)] = row
             out.append(row)
         for p in part_rows:
