@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
-
-from foldline.importers.importer import import_paths
 
 from .conftest import Panel
 from .test_panel import open_agent
 
 pytestmark = pytest.mark.browser
 
-DATA = Path(__file__).resolve().parents[1] / "data" / "transcripts" / "claude-code"
-SESSION = DATA / "codemie-ai__codemie-code" / "session-624a4a58.jsonl"  # the largest real session
 
 # The tool rows whose summary lies wholly inside the window, below the sticky bar.
 IN_VIEW = """() => {
@@ -81,12 +76,10 @@ def panel_id(i: int) -> str:
     return f"00000000-0000-4000-8000-{i:012d}"
 
 
-def test_a_turn_shows_how_long_it_took_and_the_largest_real_session_is_dated(signed_in: Page, panel: Panel) -> None:
-    account = panel.transcripts.authenticate(panel.token)
-    workspace = panel.transcripts.create_workspace("imported", [account])["id"]
-    import_paths(panel.transcripts, [SESSION], account_id=account, workspace_id=workspace)
-    agents = panel.transcripts.list_agents(account, workspace)["agents"]
-    agent = max(agents, key=lambda a: len(panel.transcripts.messages(account, a["id"])["messages"]))["id"]
+def test_a_turn_shows_how_long_it_took_and_the_largest_real_session_is_dated(
+    signed_in: Page, panel: Panel, largest_session: str
+) -> None:
+    agent = largest_session
     signed_in.set_viewport_size({"width": 1400, "height": 900})
     open_agent(signed_in, agent)
     articles = signed_in.locator("article.msg")

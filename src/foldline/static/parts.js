@@ -529,6 +529,91 @@ function fileNode(msgId, index, part, state) {
   return node;
 }
 
+// Claude Code writes some of its own doings into the conversation as tagged text: a slash
+// command (<command-name>, <command-message>, <command-args>), its output (<local-command-stdout>),
+// a caveat before them (<local-command-caveat>) and reminders it adds to prompts and results
+// (<system-reminder>). They are drawn for what they are, as text, never as HTML.
+const CAVEAT = /^\s*<local-command-caveat>([\s\S]*?)<\/local-command-caveat>\s*$/;
+const STDOUT = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)<\/local-command-\1>\s*$/;
+const COMMAND = /<command-name>([\s\S]*?)<\/command-name>/;
+const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
+const REMINDER = /<system-reminder>([\s\S]*?)<\/system-reminder>/g;
+
+function metaFold(msgId, index, label, text, className = "meta") {
+  const details = fold(className, msgId, index);
+  details.dataset.field = "text";
+  const preview = plainText(text.slice(0, 400)).replace(/\s+/g, " ").trim();
+  details.append(summary(el("span", "kind", label), el("span", "preview", preview.slice(0, 140))));
+  const body = el("div", "fold-body");
+  body.append(pre(text, "out meta-text"));
+  details.append(body);
+  return details;
+}
+
+function claudeCodeText(msgId, index, part, state) {
+  const text = String(part.text ?? "");
+  const meta = state && state.meta && typeof state.meta === "object" ? state.meta : {};
+  if (meta.compactSummary === true) {
+    const details = fold("meta compact", msgId, index);
+    details.dataset.field = "text";
+    const preview = plainText(text.slice(0, 400)).replace(/\s+/g, " ").trim();
+    details.append(summary(el("span", "kind", "Compaction summary"), el("span", "preview", preview.slice(0, 140)), el("span", "size", formatBytes(new TextEncoder().encode(text).length))));
+    const body = el("div", "fold-body");
+    const md = el("div", "thought-text");
+    md.append(applyMarks(renderMarkdown(text), state, "text", text, 0));
+    body.append(md);
+    details.append(body);
+    return details;
+  }
+  let found = CAVEAT.exec(text);
+  if (found) return metaFold(msgId, index, "Caveat", found[1].trim());
+  // A line Claude Code marked isMeta (the caveat, an expanded command's prompt): folded away.
+  if (meta.isMeta === true && !COMMAND.test(text) && !STDOUT.test(text)) {
+    return metaFold(msgId, index, /^\s*Caveat:/.test(text) ? "Caveat" : "Meta", text.trim());
+  }
+  if (!text.includes("<")) return null;
+  found = STDOUT.exec(text);
+  if (found) {
+    const node = el("div", "part cc-output");
+    node.dataset.cc = "output";
+    const out = found[2].replace(/^\n+|\s+$/g, "");
+    node.append(el("span", "cc-label", found[1] === "stderr" ? "stderr" : "output"));
+    if (out) node.append(applyMarks(pre(out, "out cc-out"), state, "text", out, text.indexOf(found[2])));
+    else node.append(el("span", "muted", "(no output)"));
+    return node;
+  }
+  found = COMMAND.exec(text);
+  if (found && text.replace(/<(command-name|command-message|command-args)>[\s\S]*?<\/\1>/g, "").trim() === "") {
+    const node = el("div", "part cc-command");
+    node.dataset.cc = "command";
+    const name = found[1].trim();
+    node.append(el("code", "command-chip", name.startsWith("/") ? name : "/" + name));
+    const args = (COMMAND_ARGS.exec(text) || [])[1];
+    if (args && args.trim()) node.append(el("span", "command-args", args.trim()));
+    return node;
+  }
+  if (!text.includes("<system-reminder>")) return null;
+  const node = el("div", "part text");
+  node.dataset.field = "text";
+  const reminders = [];
+  const rest = text.replace(REMINDER, (_, body) => {
+    reminders.push(body.trim());
+    return "";
+  }).trim();
+  if (rest) node.append(renderMarkdown(rest));
+  else node.dataset.cc = "meta";
+  for (const r of reminders) {
+    const details = el("details", "fold meta reminder");
+    const preview = r.replace(/\s+/g, " ").trim();
+    details.append(summary(el("span", "kind", "System reminder"), el("span", "preview", preview.slice(0, 140))));
+    const body = el("div", "fold-body");
+    body.append(pre(r, "out meta-text"));
+    details.append(body);
+    node.append(details);
+  }
+  return node;
+}
+
 // One part as an element. `state` is the part's fold state; `ctx` gives subagent folds.
 export function renderPart(msgId, index, part, state, ctx) {
   let node;
@@ -537,6 +622,12 @@ export function renderPart(msgId, index, part, state, ctx) {
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
   if (type === "text" && state?.cut?.field === "text") return longTextFold(msgId, index, part, state);
   if (type === "text") {
+    const own = claudeCodeText(msgId, index, part, state);
+    if (own) {
+      own.dataset.message = msgId;
+      own.dataset.part = String(index);
+      return own;
+    }
     node = el("div", "part text");
     node.dataset.field = "text";
     const text = String(part.text ?? "");

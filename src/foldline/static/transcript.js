@@ -368,11 +368,22 @@ export class Transcript {
       while (skipped.has(index)) index += 1;
       const fold = this.fold(message.id, index);
       fold.update(part, cuts.get(index));
+      fold.meta = meta;
       body.append(this.drawPart(fold));
       // The subagent this call started sits right under the call's summary row, outside its fold.
       if (call !== null && this.subagents.has(call)) body.append(this.subagentFold(call, subagentLabel(part)));
       index += 1;
     }
+    // Claude Code's own doings (a slash command, its output, a caveat, a compaction) are not a
+    // person's prompt: no bubble, no head, and they do not start a turn.
+    const drawn = [...body.children].filter((n) => n.dataset && n.dataset.part !== undefined);
+    const own = drawn.filter((n) => n.dataset.cc || n.classList.contains("meta"));
+    if (drawn.length && own.length === drawn.length) {
+      article.classList.add("cc");
+      article.dataset.cc = own[0].dataset.cc || "meta";
+    }
+    if (meta.isMeta === true || meta.compactSummary === true) article.classList.add("cc");
+    if (meta.subtype === "compact_boundary") article.classList.add("compact-boundary");
     if (skipped.size) {
       body.append(el("p", "muted skipped", `${skipped.size} part(s) not shown: a retired tool or a stored row that no longer reads.`));
     }
@@ -423,8 +434,10 @@ export class Transcript {
         first = role === "assistant" ? article : null;
         runEnd = null;
         runTokens = null;
-        if (role === "user" && !meta.isMeta && at !== null) prompt = at;
-        else if (role !== "assistant") prompt = null;
+        // A person's prompt starts the turn's clock; Claude Code's own doings (a command, its
+        // output, a caveat) leave it as it is.
+        if (role === "user" && !article.classList.contains("cc")) prompt = at;
+        else if (role !== "assistant" && role !== "user") prompt = null;
       }
       if (role === "assistant") {
         if (at !== null) runEnd = Math.max(runEnd ?? at, at);
