@@ -76,6 +76,22 @@ def make_idle(path: Path) -> None:
     os.utime(path, (old, old))
 
 
+def restamped(source: Path, target: Path, last: float) -> Path:
+    """A copy of a log whose line timestamps are moved so that its last line was written at ``last``."""
+
+    def seconds(stamp: str) -> float:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+    lines = [orjson.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
+    shift = last - max(seconds(d["timestamp"]) for d in lines if isinstance(d.get("timestamp"), str))
+    for d in lines:
+        if isinstance(d.get("timestamp"), str):
+            moment = datetime.fromtimestamp(seconds(d["timestamp"]) + shift, UTC)
+            d["timestamp"] = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    target.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in lines))
+    return target
+
+
 # -- 1. dated by the source ----------------------------------------------------------------
 
 
@@ -185,12 +201,25 @@ def test_a_live_session_keeps_the_calls_of_its_last_message_open(
     transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
 ) -> None:
     account, workspace = owner
-    log = tmp_path / HEY.name
-    shutil.copy(HEY, log)
-    os.utime(log)  # just written, as by an agent still running (what a --watch import sees)
+    # its last line just written, as by an agent still running (what a --watch import sees)
+    log = restamped(HEY, tmp_path / HEY.name, time.time() - 5)
     import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
     still_open, closed = open_calls(transcripts, account, workspace)
     assert len(still_open) == 3 and closed == []
+
+
+def test_a_month_old_session_copied_today_is_not_running(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    """A fresh clone gives every sample a fresh file: the session's own last line says it is over."""
+    account, workspace = owner
+    log = tmp_path / HEY.name
+    shutil.copy(HEY, log)
+    os.utime(log)  # the file is new (a clone, a copy); its lines are from 2025-10-21
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert still_open == [] and len(closed) == 3
+    assert all(p["input"] for p in closed)  # inputs kept
 
 
 def test_a_session_that_goes_quiet_after_its_import_has_its_calls_closed_next_time(
@@ -198,9 +227,8 @@ def test_a_session_that_goes_quiet_after_its_import_has_its_calls_closed_next_ti
 ) -> None:
     """Its file does not change again; only the clock moves past the idle time."""
     account, workspace = owner
-    log = tmp_path / HEY.name
-    shutil.copy(HEY, log)
     written = time.time() - 120
+    log = restamped(HEY, tmp_path / HEY.name, written)
     os.utime(log, (written, written))  # two minutes ago: still live for a 10-minute idle time
     import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
     assert len(open_calls(transcripts, account, workspace)[0]) == 3
