@@ -114,6 +114,7 @@ function copyButton(getText, label = "Copy") {
 function pre(text, className = "out") {
   const node = el("pre", className);
   renderAnsi(node, text);
+  node.tabIndex = 0; // it may scroll: the keyboard can reach it and scroll it
   return node;
 }
 
