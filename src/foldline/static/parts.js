@@ -402,10 +402,63 @@ function toolFold(msgId, index, part, state, ctx) {
   if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
   for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
     if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
+    else if (field === "output" && hasMedia(whole.output) && !marksFor(state, "output").length) body.append(mediaSection(whole.output));
     else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
   }
   details.append(body);
   return details;
+}
+
+// An output of AI SDK content items that holds an image ({type: "media", mediaType, data}, as the
+// importers keep a tool's image): its texts as text, each PNG, JPEG, GIF or WebP as a picture from
+// a data: URL, any other media as a note. Copy still gives the JSON.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function mediaItems(output) {
+  return Array.isArray(output) ? output.filter((i) => i && typeof i === "object" && i.type === "media") : [];
+}
+
+function hasMedia(output) {
+  return mediaItems(output).length > 0;
+}
+
+export function mediaBytes(item) {
+  const data = typeof item.data === "string" ? item.data : "";
+  return Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+}
+
+function mediaSection(output) {
+  const section = el("section", "field media-output");
+  section.dataset.field = "output";
+  const head = el("div", "field-head");
+  head.append(el("span", "label", "Output"));
+  const json = outputText(output);
+  head.append(copyButton(async () => json));
+  section.append(head);
+  let n = 0;
+  for (const item of output) {
+    if (item && typeof item === "object" && item.type === "text" && typeof item.text === "string") {
+      section.append(pre(item.text));
+    } else if (item && typeof item === "object" && item.type === "media") {
+      n += 1;
+      const type = String(item.mediaType ?? "");
+      const data = typeof item.data === "string" ? item.data : "";
+      const facts = `${type || "media"} · ${formatBytes(mediaBytes(item))}`;
+      if (RASTER_TYPE.test(type) && BASE64.test(data)) {
+        const figure = el("figure", "tool-image");
+        const img = el("img", "file-image");
+        img.alt = `Image ${n} returned by the tool (${facts})`;
+        img.src = `data:${type.toLowerCase()};base64,${data}`;
+        figure.append(img, el("figcaption", "media", facts));
+        section.append(figure);
+      } else {
+        section.append(el("p", "media", `${facts}: not drawn (only PNG, JPEG, GIF and WebP are)`));
+      }
+    } else {
+      section.append(pre(outputText(item), "out json"));
+    }
+  }
+  return section;
 }
 
 function otherFold(msgId, index, part) {
