@@ -432,3 +432,37 @@ def test_import_says_when_it_creates_a_new_store(tmp_path: Path, monkeypatch: py
     assert orjson.loads(first.stdout)["agents"] == 1  # stdout stays the summary alone
     again = runner.invoke(main, ["import", "--json", "--db", str(made), str(HEY)])
     assert again.exit_code == 0 and again.stderr == ""
+
+
+# -- 4. file changes ----------------------------------------------------------------------------
+
+DEEP_MANIFEST = (
+    DATA
+    / "claude-code"
+    / "daaain__claude-code-log"
+    / "-src-deep-manifest"
+    / "a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"
+)
+
+
+def test_a_write_over_a_file_keeps_its_patch_and_an_edit_does_not_repeat_its_input(
+    transcripts: Transcripts, owner: tuple[str, str]
+) -> None:
+    account, workspace = owner
+    import_paths(transcripts, [DEEP_MANIFEST], account_id=account, workspace_id=workspace)
+    parts = [
+        p
+        for a in transcripts.list_agents(account, workspace)["agents"]
+        for p in all_parts(transcripts, account, a["id"])
+    ]
+    writes = [p for p in parts if p["type"] == "tool-Write"]
+    patched = [p for p in writes if "structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {})]
+    logged = [
+        d["toolUseResult"]["structuredPatch"]
+        for d in raw_lines(DEEP_MANIFEST)
+        if isinstance(d.get("toolUseResult"), dict) and d["toolUseResult"].get("type") == "update"
+    ]
+    assert len(patched) == len(logged) == 2  # the two writes over an existing file; the third made a new one
+    assert [p["toolMetadata"]["claudeCode"]["structuredPatch"] for p in patched] == logged
+    edits = [p for p in parts if p["type"] == "tool-Edit"]
+    assert edits and not any("structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {}) for p in edits)

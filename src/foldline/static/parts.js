@@ -3,6 +3,7 @@
 // Text from the transcript only ever reaches the page through textContent or text nodes.
 
 import { renderAnsi } from "./ansi.js";
+import { changeLines, diffNode } from "./diff.js";
 import { cpLength, cpSlice, markSource } from "./marks.js";
 import { dropControls, plainText, renderMarkdown, safeHref } from "./markdown.js";
 
@@ -398,6 +399,8 @@ function toolFold(msgId, index, part, state, ctx) {
   }
   details.append(summary(...bits));
   const body = el("div", "fold-body");
+  const change = changeLines(name, part.input, part.toolMetadata);
+  if (change) body.append(changeSection(change));
   if (part.input !== undefined) body.append(inputBlock(part.input, state));
   if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
   for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
@@ -458,6 +461,22 @@ function mediaSection(output) {
       section.append(pre(outputText(item), "out json"));
     }
   }
+  return section;
+}
+
+// A file change drawn as a unified diff (diff.js); the input follows it as it was written.
+function changeSection(rows) {
+  const section = el("section", "field change");
+  const head = el("div", "field-head");
+  const removed = rows.filter((r) => r[0] === "-").length;
+  const added = rows.filter((r) => r[0] === "+").length;
+  head.append(el("span", "label", `Change · −${removed} +${added}`));
+  const text = rows.map(([sign, line]) => (sign === "@" ? "" : sign) + line).join("\n");
+  head.append(copyButton(async () => text));
+  section.append(head);
+  const node = el("pre", "out diff");
+  node.tabIndex = 0;
+  section.append(diffNode(rows, node));
   return section;
 }
 
