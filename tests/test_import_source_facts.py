@@ -466,3 +466,38 @@ def test_a_write_over_a_file_keeps_its_patch_and_an_edit_does_not_repeat_its_inp
     assert [p["toolMetadata"]["claudeCode"]["structuredPatch"] for p in patched] == logged
     edits = [p for p in parts if p["type"] == "tool-Edit"]
     assert edits and not any("structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {}) for p in edits)
+
+
+# -- 5. titles ----------------------------------------------------------------------------------
+
+VIEWER = DATA / "claude-code" / "d-kimuson__claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+
+
+def main_title(transcripts: Transcripts, owner: tuple[str, str], path: Path) -> str | None:
+    account, workspace = owner
+    import_paths(transcripts, [path], account_id=account, workspace_id=workspace)
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    title: str | None = agent["title"]
+    return title
+
+
+def test_a_summary_of_another_session_is_not_the_title(transcripts: Transcripts, owner: tuple[str, str]) -> None:
+    """Claude Code copies other sessions' summary lines into a file: their leafUuid is not one of its lines."""
+    lines = list(raw_lines(VIEWER))
+    (other,) = [d for d in lines if d.get("type") == "summary"]
+    assert other["leafUuid"] not in {d.get("uuid") for d in lines}
+    title = main_title(transcripts, owner, VIEWER)
+    assert title != other["summary"]
+    # The session opens with a slash command (/orchestrator); the first prompt typed after it is the title.
+    assert title == "Thanks! Please update CLAUDE.md for current changes"
+
+
+def test_a_summary_of_this_session_is_its_title(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    lines = list(raw_lines(VIEWER))
+    leaf = [d["uuid"] for d in lines if d.get("type") == "assistant" and not d.get("isSidechain")][-1]
+    own = {"type": "summary", "summary": "Viewer setup, summed up", "leafUuid": leaf}
+    log = tmp_path / VIEWER.name
+    log.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in [own, *lines]))
+    assert main_title(transcripts, owner, log) == "Viewer setup, summed up"
