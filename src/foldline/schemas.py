@@ -176,7 +176,7 @@ def components() -> dict[str, Schema]:
         "Message": read_message(),
         "CutRef": CUT_REF,
         "NewAgent": NEW_AGENT,
-        "PartOrSlice": {"oneOf": [ref("UIPart"), ref("Slice")]},
+        "PartOrSlice": {"oneOf": [ref("UIPart"), Slice.model_json_schema()]},
     }
 
 

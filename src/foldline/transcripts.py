@@ -9,9 +9,11 @@ workspace, a write needs the owner, and every other case is the same
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
@@ -45,6 +47,24 @@ TITLE_MAX = 500  # code points in an agent's title
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
+
+
+TOUCH_MINUTES = 5  # how stale a token's last use may be before it is noted again
+SESSION_DAYS = 30  # a panel session's life
+TOKEN_ID_SHAPE = re.compile("[0-9a-f]{12,64}")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def later(stamp: str, delta: timedelta) -> str:
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + delta
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def minutes_before(stamp: str, minutes: int) -> str:
+    return later(stamp, timedelta(minutes=-minutes))
 
 
 def new_token() -> str:
@@ -86,6 +106,7 @@ class Transcripts:
         return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
 
     def close(self) -> None:
+        """Close the store's connections."""
         self._store.close()
 
     def __enter__(self) -> Transcripts:
@@ -105,11 +126,39 @@ class Transcripts:
     # -- accounts ------------------------------------------------------------------------
 
     def authenticate(self, token: str | None) -> str:
-        """The account a bearer token belongs to, or :class:`Unauthorized`."""
-        account = self._store.account_by_token(hash_token(token)) if token else None
-        if account is None:
+        """The account a bearer token belongs to, or :class:`Unauthorized` (unknown, revoked or
+        expired). When it was last used is noted at most every few minutes, never on each call."""
+        digest = hash_token(token) if token else None
+        found = self._store.token(digest) if digest else None
+        stamp = now()
+        if found is None or (found["expires_at"] is not None and found["expires_at"] <= stamp):
             raise Unauthorized()
-        return account
+        if digest and (found["last_used_at"] is None or found["last_used_at"] < minutes_before(stamp, TOUCH_MINUTES)):
+            self._store.touch_token(digest, stamp)
+        return str(found["account_id"])
+
+    def tokens(self, account_id: str) -> list[Json]:
+        """An account's tokens: id, label, when made, last used and expiring; never the secret."""
+        return self._store.tokens_of(self._known_account(account_id))
+
+    def revoke(self, token_id: str) -> None:
+        """Revoke a token by its id (from :meth:`tokens`): it stops working at once, and every
+        event stream opened with it ends (in this process at once; in others within a heartbeat)."""
+        if not (TOKEN_ID_SHAPE.fullmatch(token_id) and self._store.revoke_token(token_id)):
+            raise NotFound("no token has that id")
+        self._changed(EVERYONE)
+
+    def start_session(self, token: str) -> str:
+        """A panel session for the account ``token`` signs in as: a token of its own, expiring in
+        30 days and revoked by :meth:`end_session`, so a browser never keeps the account's token."""
+        account = self.authenticate(token)
+        return str(self.new_token(account, label="panel", expires_in=timedelta(days=SESSION_DAYS))["token"])
+
+    def end_session(self, token: str | None) -> None:
+        """Sign a panel session out for good: its token is revoked (a copy of the cookie stops working)."""
+        if token:
+            self._store.revoke_token(hash_token(token))
+            self._changed(EVERYONE)
 
     def create_account(self, name: str) -> Json:
         """A new account and its first token (shown once: only its hash is stored)."""
@@ -117,12 +166,14 @@ class Transcripts:
         account = self._store.create_account(str(uuid.uuid4()), name, hash_token(token))
         return {**account, "token": token}
 
-    def new_token(self, account_id: str, label: str = "cli") -> Json:
-        """Another token for an account (the old ones keep working); shown once."""
+    def new_token(self, account_id: str, label: str = "cli", expires_in: timedelta | None = None) -> Json:
+        """Another token for an account (the old ones keep working), expiring after ``expires_in``
+        if given; shown once. Returns the account's id, the token and the token's own id."""
         account_id = self._known_account(account_id)
         token = new_token()
-        self._store.add_token(account_id, hash_token(token), label)
-        return {"id": account_id, "token": token}
+        expires_at = later(now(), expires_in) if expires_in is not None else None
+        self._store.add_token(account_id, hash_token(token), label, expires_at)
+        return {"id": account_id, "token": token, "token_id": hash_token(token)[:12], "expires_at": expires_at}
 
     def accounts(self) -> list[Json]:
         """Every account (for the operator's command line)."""
@@ -133,6 +184,7 @@ class Transcripts:
         return self._store.accounts_named(name)
 
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
+        """A new workspace with these members (the operator's command line)."""
         members = [self._known_account(account_id) for account_id in member_ids]
         return self._store.create_workspace(str(uuid.uuid4()), name, members)
 
@@ -141,6 +193,7 @@ class Transcripts:
         return self._store.all_workspaces()
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
+        """Add an account to a workspace (the operator's command line; no caller is checked)."""
         account_id = self._known_account(account_id)
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.workspace_exists(workspace_id):
@@ -167,12 +220,16 @@ class Transcripts:
         return account_id
 
     def me(self, account_id: str) -> Json:
+        """An account with the workspaces it belongs to."""
         account = self._store.account(account_id) or {"id": account_id, "name": ""}
         return {**account, "workspaces": self._store.workspaces_of(account_id)}
 
     # -- agents --------------------------------------------------------------------------
 
     def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
+        """A new agent in a workspace ``account`` belongs to, owned by ``account``; an importer passes
+        a stable ``agent_id``.
+        """
         if not isinstance(workspace_id, str):
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
         if title is not None:
@@ -186,6 +243,7 @@ class Transcripts:
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
+        """The agents of a workspace ``account`` belongs to, newest activity first."""
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
@@ -194,6 +252,7 @@ class Transcripts:
         return {"agents": [conversation_json(c) for c in self._store.agents(workspace_id)]}
 
     def agent(self, account: str, agent_id: str) -> Json:
+        """One agent ``account`` may read, with its subagents' call ids."""
         conv = self.conversation(account, agent_id)
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
@@ -237,6 +296,9 @@ class Transcripts:
     # -- the write door ------------------------------------------------------------------
 
     def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
+        """The write door: validate ``body`` fully and create or replace the message (owner only); a
+        subagent's conversation is made by its first write.
+        """
         message_id = canonical_uuid(message_id)
         parent = self._owned(account, agent_id)
         if call is not None and not is_call(call):
@@ -319,6 +381,7 @@ class Transcripts:
         return self._store.import_state(f"{self.check_member(account, workspace_id)}:{source}")
 
     def save_import_state(self, account: str, workspace_id: str, source: str, state: str) -> None:
+        """Save what an importer made of ``source`` in a workspace of ``account``."""
         self._store.set_import_state(f"{self.check_member(account, workspace_id)}:{source}", state)
 
     # -- reads ---------------------------------------------------------------------------
@@ -333,6 +396,9 @@ class Transcripts:
         limit: int | None = None,
         before: str | None = None,
     ) -> Json:
+        """A transcript page: the newest ``limit`` messages before the cursor ``before`` (all without
+        ``limit``), whole or cut, oldest first, with ``next`` and the ``seq`` to follow from.
+        """
         conv = self.conversation(account, agent_id, call)
         text_tools = self.registry.text_tools if cut else None
         rows, more, seq = self._store.page(conv, cut=text_tools, limit=limit, before=parse_cursor(before))
@@ -359,6 +425,7 @@ class Transcripts:
             return False
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
+        """One part, whole (the read's cheap checks apply: a part they drop is not found)."""
         conv = self.conversation(account, agent_id, call)
         if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
             raise NotFound()  # one spelling of each index: "00" is not "0"

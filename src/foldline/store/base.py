@@ -32,6 +32,7 @@ from .schema import (
 from .text import TextStore
 
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
+TOKEN_ID = 12  # a token's public id: the first hex digits of its SHA-256 hash
 SOMETHING = "?"  # said when some write happened, it is not known where: live follow looks at once
 
 
@@ -176,10 +177,55 @@ class Store(TextStore):
             )
         return {"id": account_id, "name": name}
 
-    def add_token(self, account_id: str, token_hash: str, label: str) -> None:
-        """Another token (by hash) for an account; its older tokens keep working."""
+    def add_token(self, account_id: str, token_hash: str, label: str, expires_at: str | None = None) -> None:
+        """Another token (by hash) for an account; its older tokens keep working (its expired
+        ones are dropped on the way)."""
+        stamp = now()
         with self.write() as conn:
-            conn.execute(insert(tokens).values(hash=token_hash, account_id=account_id, label=label, created_at=now()))
+            conn.execute(delete(tokens).where(tokens.c.account_id == account_id, tokens.c.expires_at <= stamp))
+            conn.execute(
+                insert(tokens).values(
+                    hash=token_hash, account_id=account_id, label=label, created_at=stamp, expires_at=expires_at
+                )
+            )
+
+    def token(self, token_hash: str) -> dict[str, Any] | None:
+        """``{"account_id", "expires_at", "last_used_at"}`` of a token (by hash), or None."""
+        query = select(tokens.c.account_id, tokens.c.expires_at, tokens.c.last_used_at).where(
+            tokens.c.hash == token_hash
+        )
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        return row._asdict() if row else None
+
+    def touch_token(self, token_hash: str, stamp: str) -> None:
+        """Note that a token was used at ``stamp``."""
+        with self.write() as conn:
+            conn.execute(update(tokens).where(tokens.c.hash == token_hash).values(last_used_at=stamp))
+
+    def tokens_of(self, account_id: str) -> list[dict[str, Any]]:
+        """An account's tokens, oldest first: their public ids (the hash's first 12 hex digits)
+        and dates, never the hash itself."""
+        query = (
+            select(tokens.c.hash, tokens.c.label, tokens.c.created_at, tokens.c.last_used_at, tokens.c.expires_at)
+            .where(tokens.c.account_id == account_id)
+            .order_by(tokens.c.created_at, tokens.c.hash)
+        )
+        with self.read() as conn:
+            rows = conn.execute(query).all()
+        return [{"id": r.hash[:TOKEN_ID], **{k: v for k, v in r._asdict().items() if k != "hash"}} for r in rows]
+
+    def revoke_token(self, token_id: str) -> bool:
+        """Delete the token whose public id (or whole hash) this is; whether one was."""
+        with self.write() as conn:
+            found = conn.execute(
+                select(tokens.c.hash).where(func.substr(tokens.c.hash, 1, len(token_id)) == token_id)
+            ).scalars().all()
+            if len(token_id) < TOKEN_ID or len(found) != 1:
+                return False
+            conn.execute(delete(tokens).where(tokens.c.hash == found[0]))
+            self.announce(conn, EVERYONE)
+        return True
 
     def account(self, account_id: str) -> dict[str, Any] | None:
         """``{"id", "name"}`` of an account, or None."""

@@ -209,3 +209,12 @@ def _text_rows(row: Row[Any]) -> list[dict[str, object]]:
         texts = FieldText(field, text, shown if field == cut_field else None)
         out += chunk_rows(row.conversation_id, row.message_id, row.idx, texts)
     return out
+
+
+# -- 3: tokens that expire, and when each was last used ----------------------------------------
+
+
+def tokens_v3(conn: Connection, backend: Backend) -> None:
+    """``tokens.expires_at`` (none: it never expires) and ``tokens.last_used_at``, both ISO 8601 UTC."""
+    conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN expires_at TEXT")
+    conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN last_used_at TEXT")
