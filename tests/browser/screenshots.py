@@ -149,7 +149,7 @@ def main() -> None:
         fold = page.locator("details[data-tool=Bash]").last
         fold.locator("summary").click()
         fold.locator(".cut-mark").wait_for(state="detached")
-        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -60); }")
+        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
         page.screenshot(path=str(DOCS / "panel-fold-open.png"))
         page.keyboard.press("Control+k")
         page.keyboard.type("ECONNRESET")
