@@ -106,6 +106,7 @@ def test_each_conversation_route_behaves_the_same_under_both_prefixes(world: Wor
         {"type": "tool-bash", "toolCallId": "c", "state": "input-available", "input": {"command": "make"}}]}
     assert httpx.put(f"{base}/messages/{turn['id']}", json=turn, headers=auth).status_code == 201
     page = httpx.get(f"{base}/messages", params={"limit": "1", "parts": "cut"}, headers=auth).json()
+    assert isinstance(page["messages"][0].pop("createdAt"), str)
     assert (page["messages"], page["seq"]) == ([turn], 3) and page["next"] is not None
     part = httpx.get(f"{base}/messages/{first['id']}/parts/0", headers=auth)
     assert part.json() == first["parts"][0]

@@ -49,7 +49,7 @@ CALL_MAX = 256  # code points in a subagent's call id
 TITLE_MAX = 500  # code points in an agent's title
 TOKEN_CACHE_MAX = 10_000  # tokens remembered at once (past it, the cache starts again empty)
 # Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
-ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"')
+ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"', b'"createdAt"')
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
@@ -494,16 +494,17 @@ class Transcripts:
         for n, row in enumerate(rows):
             if n:
                 out.append(b",")
-            self._message_bytes(row, out)
+            self._message_bytes(row, out, dated=cut)
         after = b"null" if not (found.more and rows) else b'"%d"' % rows[0].position
         out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
         return b"".join(out)
 
-    def _message_bytes(self, row: MessageRow, out: list[bytes]) -> None:
-        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8."""
+    def _message_bytes(self, row: MessageRow, out: list[bytes], dated: bool = False) -> None:
+        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8 (``dated``: with
+        its ``createdAt``, as a cut read sends it)."""
         head = as_bytes(row.head)
         if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != b"}":
-            out.append(orjson.dumps(self._readable(row)))
+            out.append(orjson.dumps(self._readable(row, dated=dated)))
             return
         cut_parts, skipped = [], []
         retired = self._retired
@@ -527,6 +528,8 @@ class Transcripts:
             out += (b',"cutParts":[', b",".join(cut_parts), b"]")
         if skipped:
             out += (b',"skippedParts":', orjson.dumps(skipped))
+        if dated and row.created_at:
+            out += (b',"createdAt":', orjson.dumps(row.created_at))
         out.append(b"}")
 
     def _passes_read_checks(self, message: Json) -> bool:
@@ -539,7 +542,7 @@ class Transcripts:
         """Messages written after ``since`` (at most ``limit``, oldest first), cut, each with the
         seq that wrote it."""
         rows = self._store.changes(conv, since, self.registry.text_tools, limit)
-        return [(row.seq, self._readable(row)) for row in rows]
+        return [(row.seq, self._readable(row, dated=True)) for row in rows]
 
     def seqs(self, conversation_ids: list[str]) -> dict[str, int]:
         """The write counters of some conversations (live follow's look for other processes' writes)."""
@@ -662,8 +665,12 @@ class Transcripts:
         message["parts"] = parts
         return message
 
-    def _readable(self, row: MessageRow) -> Json:
-        """A stored message after the read's cheap checks, in the form it was read (cut or whole)."""
+    def _readable(self, row: MessageRow, dated: bool = False) -> Json:
+        """A stored message after the read's cheap checks, in the form it was read (cut or whole).
+
+        ``dated`` (cut reads and live changes, which add keys of their own anyway) adds
+        ``createdAt``: when the service first stored the message. A whole read returns the
+        message as written, nothing added."""
         head = decoded(row.head)
         message: Json = head if isinstance(head, dict) else {"id": row.id}
         if not readable_metadata(message, self.registry):
@@ -683,6 +690,8 @@ class Transcripts:
             message["cutParts"] = cut_parts
         if skipped:
             message["skippedParts"] = skipped
+        if dated and row.created_at:
+            message["createdAt"] = row.created_at
         return message
 
     def _part_ok(self, part: Any, cut: Json | None) -> bool:

@@ -141,6 +141,7 @@ class MessageRow:
     parts: list[tuple[int, str | bytes, str | bytes | None]]  # (idx, part JSON, cutParts entry JSON or None)
     checked: str | None = None  # the read stamp it was written under (``Transcripts`` says what it means)
     tools: list[str | None] = field(default_factory=list)  # each part's stored tool column, as ``parts``
+    created_at: str | None = None  # when the message was first stored (pages and changes read it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -585,6 +586,7 @@ class Store(TextStore):
         conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
         query = select(
             messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked,
+            messages.c.created_at,
             conv_seq.label("conv_seq"),
         ).where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
         if before is not None:
@@ -633,8 +635,8 @@ class Store(TextStore):
             part_rows = self._run(conn, sql.parts, params).fetchall()
         by_position: dict[int, MessageRow] = {}
         out = []
-        for message_id, position, seq, head, checked in rows:
-            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [])
+        for message_id, position, seq, head, checked, created_at in rows:
+            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [], created_at)
             out.append(row)
         for position, idx, tool, body, ref in part_rows:
             owner = by_position.get(position)
@@ -665,7 +667,7 @@ class Store(TextStore):
         else:
             conv = conv.where(c.id == slot("agent"), c.parent_id.is_(None))
         m = messages.c
-        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked).where(
+        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked, m.created_at).where(
             m.conversation_id == slot("conv"), m.owner_id == slot("owner")
         )
         if before:
@@ -698,7 +700,10 @@ class Store(TextStore):
         A message written twice after ``since`` appears once, at its last write's seq.
         """
         query = (
-            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked)
+            select(
+                messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked,
+                messages.c.created_at,
+            )
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
             .order_by(messages.c.seq)
         )
@@ -748,7 +753,9 @@ class Store(TextStore):
         by_key: dict[int, MessageRow] = {}
         out = []
         for r in rows:
-            row = MessageRow(r.id, r.position, r.seq, r.head, [], getattr(r, "checked", None), [])
+            row = MessageRow(
+                r.id, r.position, r.seq, r.head, [], getattr(r, "checked", None), [], getattr(r, "created_at", None)
+            )
             by_key[getattr(r, key)] = row
             out.append(row)
         for p in part_rows:
