@@ -8,8 +8,13 @@ API), adds a synthetic transcript ten times bigger written through the API, serv
 the real app under uvicorn, and opens each one's address in a fresh browser context per run.
 It prints, as medians: the bytes of transcript data (``/api`` responses) on the wire (the app
 gzips JSON) and decoded, all bytes the page loaded, and the time from navigation until the
-newest page is drawn (the panel's ``foldline:newest-page`` performance mark).
-Goal: under 100 KB of transcript data, under 1 s.
+newest page is drawn (the panel's ``foldline:newest-page`` performance mark), and the density:
+the most tool calls visible at once in a 1400×900 window anywhere in the transcript, once every
+page is loaded (tool rows whose summary row fits wholly in one screen below the sticky bar), and
+how many tool rows one screen holds (its height over the median distance between one tool row
+and the next): the first is bounded by the session's own shape (prose between runs of calls).
+Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view.
+
 """
 
 from __future__ import annotations
@@ -116,8 +121,37 @@ def synthetic(client: Client, workspace: str, target_bytes: int, title: str) -> 
     return agent
 
 
+DENSITY = """() => {
+  const bar = document.querySelector('.bar');
+  const view = window.innerHeight - (bar ? bar.getBoundingClientRect().height : 0);
+  const rows = [...document.querySelectorAll('.messages details.tool')]
+    .map((d) => d.querySelector(':scope > summary').getBoundingClientRect())
+    .filter((r) => r.height > 0)
+    .map((r) => [r.top + window.scrollY, r.bottom + window.scrollY]);
+  let best = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    let n = 0;
+    for (let j = i; j < rows.length && rows[j][1] <= rows[i][0] + view; j += 1) n += 1;
+    best = Math.max(best, n);
+  }
+  const gaps = rows.slice(1).map((r, i) => r[0] - rows[i][0]).filter((g) => g > 0).sort((a, b) => a - b);
+  const pitch = gaps.length ? gaps[Math.floor(gaps.length / 2)] : 0;
+  return [best, pitch ? Math.floor(view / pitch) : 0];
+}"""
+
+
+def whole_density(page: Any) -> list[int]:
+    """Load every page of the transcript (Jump to the start), then count the densest screen."""
+    if page.locator(".older").is_visible():
+        page.click("text=Jump to the start")
+        while page.locator(".older").is_visible():
+            page.wait_for_timeout(50)
+        page.wait_for_timeout(200)
+    return [int(n) for n in page.evaluate(DENSITY)]
+
+
 def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, float]:
-    context = browser.new_context(base_url=base)
+    context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
     context.add_cookies([{"name": "foldline_token", "value": token, "url": base}])
     page = context.new_page()
     requests: list[Request] = []
@@ -141,8 +175,9 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
             json += decoded
             if VERBOSE:
                 print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
+    density, capacity = whole_density(page)  # after the sizes: it reads every older page
     context.close()
-    return {"api": api, "json": json, "total": total, "ms": drawn}
+    return {"api": api, "json": json, "total": total, "ms": drawn, "tools": density, "capacity": capacity}
 
 
 def whole_bytes(client: Client, agent: str) -> int:
@@ -179,24 +214,25 @@ def main() -> None:
         for name, agent in cases:
             count = len(client.messages(agent, cut=True)["messages"])
             runs = [measure(browser, server.url, who["token"], agent) for _ in range(args.runs)]
-            med = {k: statistics.median(r[k] for r in runs) for k in ("api", "json", "total", "ms")}
+            med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
             rows.append((name, count, whole_bytes(client, agent), med))
         browser.close()
     print(f"panel load, median of {args.runs} runs (fresh browser context each; SQLite; one machine)\n")
     print(
         "| transcript | messages | whole transcript (JSON) | transcript data on the wire | same, decoded JSON "
-        "| all bytes loaded | newest page drawn |"
+        "| all bytes loaded | newest page drawn | tool calls in view (1400×900) | tool rows a screen holds |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, count, whole, med in rows:
         print(
             f"| {name} | {count} | {whole / 1024:,.0f} KB | {med['api'] / 1024:,.1f} KB | {med['json'] / 1024:,.1f} KB "
-            f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms |"
+            f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms | {med['tools']:.0f} | {med['capacity']:.0f} |"
         )
     worst = max(r[3]["json"] for r in rows), max(r[3]["ms"] for r in rows)
     print(
         f"\ngoal: under 100 KB of transcript data, even decoded ({'met' if worst[0] < 100 * 1024 else 'NOT met'}), "
-        f"under 1 s to the newest page ({'met' if worst[1] < 1000 else 'NOT met'})"
+        f"under 1 s to the newest page ({'met' if worst[1] < 1000 else 'NOT met'}), "
+        f"at least 20 tool calls in view on the imported session ({'met' if rows[0][3]['tools'] >= 20 else 'NOT met'})"
     )
 
 

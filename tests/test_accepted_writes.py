@@ -93,6 +93,8 @@ def sdk_shapes() -> Json:
 def test_unknown_keys_and_every_sdk_shape_round_trip(world: World) -> None:
     message = put(world.alice, world.agent, sdk_shapes())
     assert world.alice.messages(world.agent)["messages"] == [message]
-    assert world.alice.messages(world.agent, cut=True)["messages"] == [message]
+    [cut] = world.alice.messages(world.agent, cut=True)["messages"]
+    assert isinstance(cut.pop("createdAt"), str)  # a cut read adds when the message was stored, nothing else
+    assert cut == message
     for index, part in enumerate(message["parts"]):
         assert world.alice.part(world.agent, str(message["id"]), index) == part

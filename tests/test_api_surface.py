@@ -14,7 +14,9 @@ from foldline import errors
 
 CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("GET", "/messages"),
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
-ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}")} | {
+ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
+          ("GET", "/api/search"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"), ("POST", "/signin"),
+          ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION
     for prefix in ("/api/agents/{agent}", "/api/agents/{agent}/subagents/{call}")
 }
@@ -104,6 +106,7 @@ def test_each_conversation_route_behaves_the_same_under_both_prefixes(world: Wor
         {"type": "tool-bash", "toolCallId": "c", "state": "input-available", "input": {"command": "make"}}]}
     assert httpx.put(f"{base}/messages/{turn['id']}", json=turn, headers=auth).status_code == 201
     page = httpx.get(f"{base}/messages", params={"limit": "1", "parts": "cut"}, headers=auth).json()
+    assert isinstance(page["messages"][0].pop("createdAt"), str)
     assert (page["messages"], page["seq"]) == ([turn], 3) and page["next"] is not None
     part = httpx.get(f"{base}/messages/{first['id']}/parts/0", headers=auth)
     assert part.json() == first["parts"][0]

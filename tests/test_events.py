@@ -39,6 +39,7 @@ def test_a_subagents_events_carry_its_own_messages(world: World) -> None:
     put(world.alice, world.agent, user("parent"))
     sub = put(world.alice, world.agent, user("in the worker"), call="call-7")
     [(seq, data)] = frames(world, world.agent, 1, call="call-7", since=0)
+    assert isinstance(data.pop("createdAt"), str)  # an event is a cut read: it says when the message was stored
     assert (seq, data) == (1, sub)
 
 
@@ -53,10 +54,14 @@ def test_a_write_after_events_returns_arrives_and_a_rewrite_arrives_again(world:
     since = world.alice.messages(world.agent)["seq"]
     with live(world, world.alice_token) as client, client.events(world.agent, since=since) as events:
         first = put(world.alice, world.agent, user("after the stream opened"))
-        assert next(events) == (1, first)
+        seq, got = next(events)
+        created = got.pop("createdAt")
+        assert (seq, got) == (1, first)
         again = {**first, "parts": [{"type": "text", "text": "written again"}]}
         world.alice.put_message(world.agent, again)
-        assert next(events) == (2, again)
+        seq, got = next(events)
+        assert got.pop("createdAt") == created  # a rewrite keeps the time the message was first stored
+        assert (seq, got) == (2, again)
 
 
 def test_events_raise_the_documented_errors(world: World) -> None:

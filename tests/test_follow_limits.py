@@ -6,7 +6,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import replace
 
 import httpx
@@ -14,7 +13,7 @@ import orjson
 from conftest import World
 from core_helpers import add_member, put, user
 from servers import ServerThread
-from sqlalchemy import event
+from test_query_count import counted
 
 from foldline.store import Store
 from foldline.transcripts import Transcripts
@@ -63,20 +62,6 @@ def test_a_member_taken_out_of_the_workspace_stops_receiving(world: World, trans
     assert ended.wait(20), "the stream of a removed member must end"
     put(world.alice, world.agent, user("bob may not read this"))
     assert len(received) == 1 and "bob may read this" in received[0]
-
-
-@contextmanager
-def counted(store: Store) -> Iterator[list[str]]:
-    seen: list[str] = []
-
-    def count(conn: object, cursor: object, statement: str, *args: object) -> None:
-        seen.append(statement)
-
-    event.listen(store.engine, "before_cursor_execute", count)
-    try:
-        yield seen
-    finally:
-        event.remove(store.engine, "before_cursor_execute", count)
 
 
 def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(world: World, store: Store) -> None:

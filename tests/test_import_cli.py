@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import threading
 import time
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from foldline.cli import main
+from foldline.importers import first_run
 from foldline.importers.first_run import import_on_first_run
 from foldline.importers.watch import follow
 from foldline.local import ensure_local
@@ -71,6 +73,12 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     fake_home(tmp_path, monkeypatch)
+    # A fresh clone: the sample files are as new as the clone (their lines are months old).
+    fresh = tmp_path / "samples"
+    shutil.copytree(first_run.samples_dir(), fresh)
+    for path in fresh.rglob("*"):
+        os.utime(path)
+    monkeypatch.setattr(first_run, "samples_dir", lambda: fresh)
     db = str(tmp_path / "foldline.db")
     t = local_transcripts(db)
     local = ensure_local(t, db)
@@ -78,6 +86,13 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     assert first is not None and first.samples and first.summary.skipped == [] and first.summary.agents == 3
     assert "sample sessions" in first.line()
     assert import_on_first_run(t, local) is None  # not the first run any more
+    # The samples' files are as new as the clone, but their lines are months old: nothing runs.
+    running = []
+    for agent in t.list_agents(local.account_id, local.workspace_id)["agents"]:
+        for call in [None, *t.agent(local.account_id, agent["id"])["subagents"]]:
+            for message in t.messages(local.account_id, agent["id"], call=call)["messages"]:
+                running += [p for p in message["parts"] if p.get("state") in ("input-available", "input-streaming")]
+    assert running == []
 
 
 def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

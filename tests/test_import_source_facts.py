@@ -76,6 +76,22 @@ def make_idle(path: Path) -> None:
     os.utime(path, (old, old))
 
 
+def restamped(source: Path, target: Path, last: float) -> Path:
+    """A copy of a log whose line timestamps are moved so that its last line was written at ``last``."""
+
+    def seconds(stamp: str) -> float:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+    lines = [orjson.loads(line) for line in source.read_bytes().splitlines() if line.strip()]
+    shift = last - max(seconds(d["timestamp"]) for d in lines if isinstance(d.get("timestamp"), str))
+    for d in lines:
+        if isinstance(d.get("timestamp"), str):
+            moment = datetime.fromtimestamp(seconds(d["timestamp"]) + shift, UTC)
+            d["timestamp"] = moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    target.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in lines))
+    return target
+
+
 # -- 1. dated by the source ----------------------------------------------------------------
 
 
@@ -185,12 +201,25 @@ def test_a_live_session_keeps_the_calls_of_its_last_message_open(
     transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
 ) -> None:
     account, workspace = owner
-    log = tmp_path / HEY.name
-    shutil.copy(HEY, log)
-    os.utime(log)  # just written, as by an agent still running (what a --watch import sees)
+    # its last line just written, as by an agent still running (what a --watch import sees)
+    log = restamped(HEY, tmp_path / HEY.name, time.time() - 5)
     import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
     still_open, closed = open_calls(transcripts, account, workspace)
     assert len(still_open) == 3 and closed == []
+
+
+def test_a_month_old_session_copied_today_is_not_running(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    """A fresh clone gives every sample a fresh file: the session's own last line says it is over."""
+    account, workspace = owner
+    log = tmp_path / HEY.name
+    shutil.copy(HEY, log)
+    os.utime(log)  # the file is new (a clone, a copy); its lines are from 2025-10-21
+    import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    still_open, closed = open_calls(transcripts, account, workspace)
+    assert still_open == [] and len(closed) == 3
+    assert all(p["input"] for p in closed)  # inputs kept
 
 
 def test_a_session_that_goes_quiet_after_its_import_has_its_calls_closed_next_time(
@@ -198,9 +227,8 @@ def test_a_session_that_goes_quiet_after_its_import_has_its_calls_closed_next_ti
 ) -> None:
     """Its file does not change again; only the clock moves past the idle time."""
     account, workspace = owner
-    log = tmp_path / HEY.name
-    shutil.copy(HEY, log)
     written = time.time() - 120
+    log = restamped(HEY, tmp_path / HEY.name, written)
     os.utime(log, (written, written))  # two minutes ago: still live for a 10-minute idle time
     import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
     assert len(open_calls(transcripts, account, workspace)[0]) == 3
@@ -404,3 +432,72 @@ def test_import_says_when_it_creates_a_new_store(tmp_path: Path, monkeypatch: py
     assert orjson.loads(first.stdout)["agents"] == 1  # stdout stays the summary alone
     again = runner.invoke(main, ["import", "--json", "--db", str(made), str(HEY)])
     assert again.exit_code == 0 and again.stderr == ""
+
+
+# -- 4. file changes ----------------------------------------------------------------------------
+
+DEEP_MANIFEST = (
+    DATA
+    / "claude-code"
+    / "daaain__claude-code-log"
+    / "-src-deep-manifest"
+    / "a7da6a22-facc-4fcd-8bab-f83c87862004.jsonl"
+)
+
+
+def test_a_write_over_a_file_keeps_its_patch_and_an_edit_does_not_repeat_its_input(
+    transcripts: Transcripts, owner: tuple[str, str]
+) -> None:
+    account, workspace = owner
+    import_paths(transcripts, [DEEP_MANIFEST], account_id=account, workspace_id=workspace)
+    parts = [
+        p
+        for a in transcripts.list_agents(account, workspace)["agents"]
+        for p in all_parts(transcripts, account, a["id"])
+    ]
+    writes = [p for p in parts if p["type"] == "tool-Write"]
+    patched = [p for p in writes if "structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {})]
+    logged = [
+        d["toolUseResult"]["structuredPatch"]
+        for d in raw_lines(DEEP_MANIFEST)
+        if isinstance(d.get("toolUseResult"), dict) and d["toolUseResult"].get("type") == "update"
+    ]
+    assert len(patched) == len(logged) == 2  # the two writes over an existing file; the third made a new one
+    assert [p["toolMetadata"]["claudeCode"]["structuredPatch"] for p in patched] == logged
+    edits = [p for p in parts if p["type"] == "tool-Edit"]
+    assert edits and not any("structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {}) for p in edits)
+
+
+# -- 5. titles ----------------------------------------------------------------------------------
+
+VIEWER = DATA / "claude-code" / "d-kimuson__claude-code-viewer" / "fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"
+
+
+def main_title(transcripts: Transcripts, owner: tuple[str, str], path: Path) -> str | None:
+    account, workspace = owner
+    import_paths(transcripts, [path], account_id=account, workspace_id=workspace)
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    title: str | None = agent["title"]
+    return title
+
+
+def test_a_summary_of_another_session_is_not_the_title(transcripts: Transcripts, owner: tuple[str, str]) -> None:
+    """Claude Code copies other sessions' summary lines into a file: their leafUuid is not one of its lines."""
+    lines = list(raw_lines(VIEWER))
+    (other,) = [d for d in lines if d.get("type") == "summary"]
+    assert other["leafUuid"] not in {d.get("uuid") for d in lines}
+    title = main_title(transcripts, owner, VIEWER)
+    assert title != other["summary"]
+    # The session opens with a slash command (/orchestrator); the first prompt typed after it is the title.
+    assert title == "Thanks! Please update CLAUDE.md for current changes"
+
+
+def test_a_summary_of_this_session_is_its_title(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    lines = list(raw_lines(VIEWER))
+    leaf = [d["uuid"] for d in lines if d.get("type") == "assistant" and not d.get("isSidechain")][-1]
+    own = {"type": "summary", "summary": "Viewer setup, summed up", "leafUuid": leaf}
+    log = tmp_path / VIEWER.name
+    log.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in [own, *lines]))
+    assert main_title(transcripts, owner, log) == "Viewer setup, summed up"

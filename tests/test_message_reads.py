@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import World
 from core_helpers import add_member, assistant, bash, put, text, user
@@ -57,3 +59,13 @@ def test_the_store_reads_a_message_only_under_its_conversation(
     row = store.message(mine, str(message["id"]))
     assert row is not None and row.id == message["id"]
     assert store.message(theirs, str(message["id"])) is None
+
+
+def test_a_cut_read_says_when_each_message_was_first_stored_and_a_whole_read_adds_nothing(world: World) -> None:
+    first = put(world.alice, world.agent, user("first"))
+    cut = world.alice.messages(world.agent, cut=True)["messages"][0]
+    stamp = cut["createdAt"]
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", stamp)
+    world.alice.put_message(world.agent, {**first, "parts": [{"type": "text", "text": "again"}]})
+    assert world.alice.messages(world.agent, cut=True)["messages"][0]["createdAt"] == stamp
+    assert "createdAt" not in world.alice.messages(world.agent)["messages"][0]  # the message as written

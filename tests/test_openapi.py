@@ -25,11 +25,17 @@ CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
     "/messages": {"get": {"200", "400", "401", "404"}},
-    "/messages/{message}/parts/{index}": {"get": {"200", "401", "404"}},
-    "/events": {"get": {"200", "400", "401", "404"}},
+    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429"}},
+    "/events": {"get": {"200", "400", "401", "404", "429"}},
 }
 STATUSES = {
     "/api/me": {"get": {"200", "401"}},
+    "/api/search": {"get": {"200", "400", "401", "404"}},
+    # the panel's pages: HTML, or a redirect; a refused sign-in is the page again with its error
+    "/": {"get": {"200", "303"}},
+    "/agents/{agent}": {"get": {"200", "303"}},
+    "/signin": {"get": {"200"}, "post": {"303", "401", "403", "413"}},
+    "/signout": {"get": {"200"}, "post": {"303"}},
     "/api/agents": {"get": {"200", "400", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
     AGENT: {"get": {"200", "401", "404"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
@@ -53,9 +59,9 @@ def test_each_operation_lists_the_statuses_it_answers_with_the_error_shape(docum
     listed = {path: {m: set(op["responses"]) - {"default"} for m, op in ops.items()}
               for path, ops in document["paths"].items()}
     assert listed == STATUSES
-    for _, _, op in operations(document):
+    for path, _, op in operations(document):
         for status, answer in op["responses"].items():
-            if status[0] in "4d":
+            if status[0] in "4d" and (path.startswith("/api") or status == "413"):
                 assert answer["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
     error = document["components"]["schemas"]["ErrorDetail"]
     assert error["required"] == ["code", "message"] and set(error["properties"]) == {"code", "message", "where"}
@@ -69,6 +75,9 @@ def test_the_token_is_a_bearer_scheme_and_the_cookie_only_reads(document: Json) 
     assert document["components"]["securitySchemes"]["bearerAuth"] == {
         "type": "http", "scheme": "bearer", "description": "an account's token"}
     for path, method, op in operations(document):
+        if not path.startswith("/api"):
+            assert "security" not in op, path  # the panel's pages are open; each checks its cookie itself
+            continue
         schemes = {name for requirement in op["security"] for name in requirement}
         assert schemes == ({"bearerAuth"} if method in WRITES else {"bearerAuth", "panelCookie"}), (path, method)
         assert all(p["in"] != "header" or p["name"] != "authorization" for p in op.get("parameters", []))
@@ -91,7 +100,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 14
+    assert len(ids) == len(set(ids)) == 21  # 15 of the API, 6 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

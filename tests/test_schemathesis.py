@@ -11,12 +11,14 @@ import schemathesis
 from conftest import World
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import Unsatisfiable
 from schemathesis import checks
 from schemathesis.generation import GenerationMode
 
 CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.content_type_conformance,
           checks.response_schema_conformance]
 EXAMPLES = 15
+NOTHING_TO_NEGATE = {"/", "/agents/{agent}", "/signin", "/signout"}
 
 
 def operations(world: World) -> list[Any]:
@@ -29,7 +31,7 @@ def operations(world: World) -> list[Any]:
 def test_generated_requests_get_documented_answers(world: World, mode: GenerationMode) -> None:
     auth = {"Authorization": f"Bearer {world.alice_token}"}
     found = operations(world)
-    assert len(found) == 12
+    assert len(found) == 19  # the API and the panel's pages
     for operation in found:
         fixed = {"agent": world.agent} if "{agent}" in operation.path else None
         cases = operation.as_strategy(mode, path_parameters=fixed)
@@ -40,4 +42,9 @@ def test_generated_requests_get_documented_answers(world: World, mode: Generatio
         def run(case: Any, with_token: bool) -> None:
             case.call_and_validate(base_url=world.url, headers=auth if with_token else {}, checks=CHECKS, timeout=30)
 
-        run()
+        try:
+            run()
+        except Unsatisfiable:
+            # every input of this operation takes any value (a panel page, free-text query strings):
+            # there is nothing to send wrong, and the positive run covers it
+            assert mode is GenerationMode.NEGATIVE and operation.path in NOTHING_TO_NEGATE, operation.label

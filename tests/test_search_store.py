@@ -107,7 +107,7 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # A store from before search: every migration but 2 (later ones, such as 5, are what writes need today).
+    # a store made before search: every migration but the one that brings it
     monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 2])
     store = open_store(fresh_url)
     try:
@@ -192,13 +192,17 @@ def test_the_registry_decides_at_read_time(transcripts: Transcripts, store: Stor
     assert len(transcripts.part_slice(account, agent, message_id, 2, "text")["text"]) == len(word)
 
 
-def test_a_long_text_part_is_never_hidden(transcripts: Transcripts, me: tuple[str, str]) -> None:
+def test_a_text_part_is_hidden_only_in_the_middle_past_the_text_bound(
+    transcripts: Transcripts, me: tuple[str, str]
+) -> None:
     account, agent = me
     word = "Lt" + uuid.uuid4().hex[:8]
-    message_id = new_id()
-    transcripts.put_message(account, agent, message_id, user("z" * 100_000 + word + "z" * 100_000, message_id))
-    [hit] = transcripts.search(account, word, agent=agent)["hits"]
-    assert (hit["field"], hit["start"], hit["hidden"]) == ("text", 100_000, False)
+    long_id, short_id = new_id(), new_id()
+    transcripts.put_message(account, agent, long_id, user("z" * 100_000 + word + "z" * 100_000, long_id))
+    transcripts.put_message(account, agent, short_id, user("z" * 30_000 + word + "z" * 30_000, short_id))
+    hits = {h["message_id"]: h for h in transcripts.search(account, word, agent=agent)["hits"]}
+    assert (hits[long_id]["field"], hits[long_id]["start"], hits[long_id]["hidden"]) == ("text", 100_000, True)
+    assert (hits[short_id]["start"], hits[short_id]["hidden"]) == (30_000, False)  # under 64 KiB: sent whole
 
 
 def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: Store, me: tuple[str, str]) -> None:

@@ -87,10 +87,11 @@ class _MessageKeys(TypedDict):
 class Message(_MessageKeys, total=False):
     """An AI SDK UIMessage as read back (``id``, ``role`` and ``parts`` always). Keys the writer
     added are kept (``metadata``, …); a cut read adds ``cutParts`` for the parts it sent without
-    their big field."""
+    their big field, and ``createdAt`` (when the service first stored the message)."""
 
     metadata: Any
     cutParts: list[CutPart]
+    createdAt: str
 
 
 class Page(TypedDict):

@@ -15,6 +15,7 @@ from __future__ import annotations
 import html
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
@@ -189,7 +190,9 @@ async def signin_post(request: Request) -> Response:
     if not _valid(request, token):
         return signin_page(next_path, "That token is not valid.", 401)
     response = _redirect(next_path)
-    _set_cookie(request, response, token)
+    # The browser keeps a session token of its own (30 days), never the token typed or linked;
+    # signing out revokes it, so a copy of the cookie stops working too.
+    _set_cookie(request, response, _transcripts(request).start_session(token))
     return response
 
 
@@ -201,16 +204,56 @@ async def signout_page(request: Request) -> Response:
 async def signout(request: Request) -> Response:
     if _cross_site(request):
         return _redirect("/")
+    _transcripts(request).end_session(request.cookies.get(TOKEN_COOKIE))
     response = _redirect("/signin")
     response.delete_cookie(TOKEN_COOKIE, path="/", httponly=True, samesite="strict")
     return response
 
 
+# The panel's pages in the OpenAPI document (so they are fuzzed like the API): HTML, or a redirect.
+HTML = {"description": "a page", "content": {"text/html": {"schema": {"type": "string"}}}}
+REDIRECT = {"description": "to the sign-in page, or on to the page asked for"}
+TOO_LARGE = {
+    "description": "a form over 4 KiB",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+}
+QUERY = [
+    {"name": "next", "in": "query", "required": False, "schema": {"type": "string"}},
+    {"name": "error", "in": "query", "required": False, "schema": {"type": "string"}},
+]
+FORM = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {"token": {"type": "string"}, "next": {"type": "string"}}}
+            }
+        },
+    }
+}
+
+
+Statuses = dict[int | str, dict[str, Any]]
+
+
+def page_route(app: FastAPI, path: str, endpoint: Any, method: str, statuses: Statuses, **extra: Any) -> None:
+    # A POST answers with a redirect (no body) first: its documented default has no content type.
+    kind = RedirectResponse if method == "POST" else HTMLResponse
+    app.add_api_route(
+        path, endpoint, methods=[method], response_class=kind, tags=["panel"], responses=statuses, **extra
+    )
+
+
 def mount(app: FastAPI) -> None:
-    app.add_api_route("/", shell, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/agents/{agent}", shell, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/signin", signin, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/signin", signin_post, methods=["POST"], include_in_schema=False)
-    app.add_api_route("/signout", signout_page, methods=["GET"], include_in_schema=False)
-    app.add_api_route("/signout", signout, methods=["POST"], include_in_schema=False)
+    pages: Statuses = {200: HTML, 303: REDIRECT}
+    agent = {"parameters": [{"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}]}
+    page_route(app, "/", shell, "GET", pages, summary="The panel")
+    page_route(app, "/agents/{agent}", shell, "GET", pages, summary="One transcript in the panel", openapi_extra=agent)
+    page_route(app, "/signin", signin, "GET", {200: HTML}, summary="The sign-in page",
+               openapi_extra={"parameters": QUERY})  # fmt: skip
+    page_route(app, "/signin", signin_post, "POST", {303: REDIRECT, 401: HTML, 403: HTML, 413: TOO_LARGE},
+               summary="Sign in with a token (a same-site form)", openapi_extra=FORM, status_code=303)  # fmt: skip
+    page_route(app, "/signout", signout_page, "GET", {200: HTML}, summary="The sign-out button")
+    page_route(app, "/signout", signout, "POST", {303: REDIRECT}, summary="Sign out (a same-site form)",
+               status_code=303)  # fmt: skip
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

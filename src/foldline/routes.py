@@ -378,7 +378,7 @@ def read_part(
     end: Offset = None,
 ) -> Response:
     if field is not None:  # a slice costs the same whatever the part's size
-        return json(t.part_slice(who, at.agent, message, index, field, start or "0", end, at.call))
+        return json(t.part_slice(who, at.agent, message, index, field, "0" if start is None else start, end, at.call))
     if start is not None or end is not None:
         raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads

@@ -140,6 +140,10 @@ def read_message() -> Schema:
                 "items": {"type": "integer", "minimum": 0},
                 "description": "indexes of stored parts left out because today's checks refuse them",
             },
+            "createdAt": {
+                "type": "string",
+                "description": "cut reads and live changes: when the service first stored the message (UTC)",
+            },
         },
     }
 
@@ -172,7 +176,7 @@ def components() -> dict[str, Schema]:
         "Message": read_message(),
         "CutRef": CUT_REF,
         "NewAgent": NEW_AGENT,
-        "PartOrSlice": {"oneOf": [ref("UIPart"), ref("Slice")]},
+        "PartOrSlice": {"oneOf": [ref("UIPart"), Slice.model_json_schema()]},
     }
 
 

@@ -9,11 +9,13 @@ workspace, a write needs the owner, and every other case is the same
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Any
 
@@ -47,10 +49,28 @@ CALL_MAX = 256  # code points in a subagent's call id
 TITLE_MAX = 500  # code points in an agent's title
 TOKEN_CACHE_MAX = 10_000  # tokens remembered at once (past it, the cache starts again empty)
 # Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
-ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"')
+ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"', b'"createdAt"')
 SEQ_MAX = 2**31 - 1  # positions and seqs are 32-bit integers on every backend
 
 Json = dict[str, Any]
+
+
+TOUCH_MINUTES = 5  # how stale a token's last use may be before it is noted again
+SESSION_DAYS = 30  # a panel session's life
+TOKEN_ID_SHAPE = re.compile("[0-9a-f]{12,64}")
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def later(stamp: str, delta: timedelta) -> str:
+    moment = datetime.fromisoformat(stamp.replace("Z", "+00:00")) + delta
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def minutes_before(stamp: str, minutes: int) -> str:
+    return later(stamp, timedelta(minutes=-minutes))
 
 
 def new_token() -> str:
@@ -97,6 +117,7 @@ class Transcripts:
         return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
 
     def close(self) -> None:
+        """Close the store's connections."""
         self._store.close()
 
     def __enter__(self) -> Transcripts:
@@ -116,31 +137,61 @@ class Transcripts:
     # -- accounts ------------------------------------------------------------------------
 
     def authenticate(self, token: str | None) -> str:
-        """The account a bearer token belongs to, or :class:`Unauthorized`.
+        """The account a bearer token belongs to, or :class:`Unauthorized` (unknown, revoked or
+        expired).
 
         A token found is remembered for ``settings.token_cache_seconds`` (0: never), so a burst
         of reads asks the database once; a token not found is never remembered. Whatever takes a
-        token's power away (a revocation, an expiry, a deleted account) must call
-        :meth:`forget_tokens` in this process, and the cache's few seconds bound how long another
-        process keeps trusting it.
+        token's power away (a revocation, a sign-out) calls :meth:`forget_tokens` in this
+        process; the cache's few seconds bound how long another process keeps trusting it. When
+        a token was last used is noted at most every few minutes, never on each call.
         """
         if not token:
             raise Unauthorized()
         key = hash_token(token)
         known = self._tokens.get(key)
-        now = time.monotonic()
-        if known is not None and known[1] > now:
+        moment = time.monotonic()
+        if known is not None and known[1] > moment:
             return known[0]
-        account = self._store.account_by_token(key)
-        if account is None:
+        found = self._store.token(key)
+        stamp = now()
+        if found is None or (found["expires_at"] is not None and found["expires_at"] <= stamp):
             raise Unauthorized()
+        if found["last_used_at"] is None or found["last_used_at"] < minutes_before(stamp, TOUCH_MINUTES):
+            self._store.touch_token(key, stamp)
+        account = str(found["account_id"])
         seconds = self.settings.token_cache_seconds
         if seconds > 0:
             with self._tokens_lock:
                 if len(self._tokens) >= TOKEN_CACHE_MAX:
                     self._tokens.clear()
-                self._tokens[key] = (account, now + seconds)
+                self._tokens[key] = (account, moment + seconds)
         return account
+
+    def tokens(self, account_id: str) -> list[Json]:
+        """An account's tokens: id, label, when made, last used and expiring; never the secret."""
+        return self._store.tokens_of(self._known_account(account_id))
+
+    def revoke(self, token_id: str) -> None:
+        """Revoke a token by its id (from :meth:`tokens`): it stops working at once, and every
+        event stream opened with it ends (in this process at once; in others within a heartbeat)."""
+        if not (TOKEN_ID_SHAPE.fullmatch(token_id) and self._store.revoke_token(token_id)):
+            raise NotFound("no token has that id")
+        self.forget_tokens()
+        self._changed(EVERYONE)
+
+    def start_session(self, token: str) -> str:
+        """A panel session for the account ``token`` signs in as: a token of its own, expiring in
+        30 days and revoked by :meth:`end_session`, so a browser never keeps the account's token."""
+        account = self.authenticate(token)
+        return str(self.new_token(account, label="panel", expires_in=timedelta(days=SESSION_DAYS))["token"])
+
+    def end_session(self, token: str | None) -> None:
+        """Sign a panel session out for good: its token is revoked (a copy of the cookie stops working)."""
+        if token:
+            self._store.revoke_token(hash_token(token))
+            self.forget_tokens()
+            self._changed(EVERYONE)
 
     def cached_account(self, token: str | None) -> str | None:
         """The account of a token this process authenticated moments ago, without asking the
@@ -165,12 +216,14 @@ class Transcripts:
         account = self._store.create_account(str(uuid.uuid4()), name, hash_token(token))
         return {**account, "token": token}
 
-    def new_token(self, account_id: str, label: str = "cli") -> Json:
-        """Another token for an account (the old ones keep working); shown once."""
+    def new_token(self, account_id: str, label: str = "cli", expires_in: timedelta | None = None) -> Json:
+        """Another token for an account (the old ones keep working), expiring after ``expires_in``
+        if given; shown once. Returns the account's id, the token and the token's own id."""
         account_id = self._known_account(account_id)
         token = new_token()
-        self._store.add_token(account_id, hash_token(token), label)
-        return {"id": account_id, "token": token}
+        expires_at = later(now(), expires_in) if expires_in is not None else None
+        self._store.add_token(account_id, hash_token(token), label, expires_at)
+        return {"id": account_id, "token": token, "token_id": hash_token(token)[:12], "expires_at": expires_at}
 
     def accounts(self) -> list[Json]:
         """Every account (for the operator's command line)."""
@@ -181,6 +234,7 @@ class Transcripts:
         return self._store.accounts_named(name)
 
     def create_workspace(self, name: str, member_ids: list[str]) -> Json:
+        """A new workspace with these members (the operator's command line)."""
         members = [self._known_account(account_id) for account_id in member_ids]
         return self._store.create_workspace(str(uuid.uuid4()), name, members)
 
@@ -189,6 +243,7 @@ class Transcripts:
         return self._store.all_workspaces()
 
     def add_member(self, workspace_id: str, account_id: str) -> None:
+        """Add an account to a workspace (the operator's command line; no caller is checked)."""
         account_id = self._known_account(account_id)
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.workspace_exists(workspace_id):
@@ -215,12 +270,16 @@ class Transcripts:
         return account_id
 
     def me(self, account_id: str) -> Json:
+        """An account with the workspaces it belongs to."""
         account = self._store.account(account_id) or {"id": account_id, "name": ""}
         return {**account, "workspaces": self._store.workspaces_of(account_id)}
 
     # -- agents --------------------------------------------------------------------------
 
     def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
+        """A new agent in a workspace ``account`` belongs to, owned by ``account``; an importer passes
+        a stable ``agent_id``.
+        """
         if not isinstance(workspace_id, str):
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
         if title is not None:
@@ -234,6 +293,7 @@ class Transcripts:
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
     def list_agents(self, account: str, workspace_id: str | None) -> Json:
+        """The agents of a workspace ``account`` belongs to, newest activity first."""
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
@@ -242,6 +302,7 @@ class Transcripts:
         return {"agents": [conversation_json(c) for c in self._store.agents(workspace_id)]}
 
     def agent(self, account: str, agent_id: str) -> Json:
+        """One agent ``account`` may read, with its subagents' call ids."""
         conv = self.conversation(account, agent_id)
         return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
 
@@ -285,6 +346,9 @@ class Transcripts:
     # -- the write door ------------------------------------------------------------------
 
     def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
+        """The write door: validate ``body`` fully and create or replace the message (owner only); a
+        subagent's conversation is made by its first write.
+        """
         message_id = canonical_uuid(message_id)
         parent = self._owned(account, agent_id)
         if call is not None and not is_call(call):
@@ -375,6 +439,7 @@ class Transcripts:
         return self._store.import_state(f"{self.check_member(account, workspace_id)}:{source}")
 
     def save_import_state(self, account: str, workspace_id: str, source: str, state: str) -> None:
+        """Save what an importer made of ``source`` in a workspace of ``account``."""
         self._store.set_import_state(f"{self.check_member(account, workspace_id)}:{source}", state)
 
     # -- reads ---------------------------------------------------------------------------
@@ -429,16 +494,17 @@ class Transcripts:
         for n, row in enumerate(rows):
             if n:
                 out.append(b",")
-            self._message_bytes(row, out)
+            self._message_bytes(row, out, dated=cut)
         after = b"null" if not (found.more and rows) else b'"%d"' % rows[0].position
         out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
         return b"".join(out)
 
-    def _message_bytes(self, row: MessageRow, out: list[bytes]) -> None:
-        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8."""
+    def _message_bytes(self, row: MessageRow, out: list[bytes], dated: bool = False) -> None:
+        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8 (``dated``: with
+        its ``createdAt``, as a cut read sends it)."""
         head = as_bytes(row.head)
         if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != b"}":
-            out.append(orjson.dumps(self._readable(row)))
+            out.append(orjson.dumps(self._readable(row, dated=dated)))
             return
         cut_parts, skipped = [], []
         retired = self._retired
@@ -462,6 +528,8 @@ class Transcripts:
             out += (b',"cutParts":[', b",".join(cut_parts), b"]")
         if skipped:
             out += (b',"skippedParts":', orjson.dumps(skipped))
+        if dated and row.created_at:
+            out += (b',"createdAt":', orjson.dumps(row.created_at))
         out.append(b"}")
 
     def _passes_read_checks(self, message: Json) -> bool:
@@ -474,7 +542,7 @@ class Transcripts:
         """Messages written after ``since`` (at most ``limit``, oldest first), cut, each with the
         seq that wrote it."""
         rows = self._store.changes(conv, since, self.registry.text_tools, limit)
-        return [(row.seq, self._readable(row)) for row in rows]
+        return [(row.seq, self._readable(row, dated=True)) for row in rows]
 
     def seqs(self, conversation_ids: list[str]) -> dict[str, int]:
         """The write counters of some conversations (live follow's look for other processes' writes)."""
@@ -488,6 +556,7 @@ class Transcripts:
             return False
 
     def part(self, account: str, agent_id: str, message_id: str, index: str, call: str | None = None) -> Json:
+        """One part, whole (the read's cheap checks apply: a part they drop is not found)."""
         conv = self.conversation(account, agent_id, call)
         if not (index.isascii() and index.isdigit()) or len(index) > 9 or index != str(int(index)):
             raise NotFound()  # one spelling of each index: "00" is not "0"
@@ -596,8 +665,12 @@ class Transcripts:
         message["parts"] = parts
         return message
 
-    def _readable(self, row: MessageRow) -> Json:
-        """A stored message after the read's cheap checks, in the form it was read (cut or whole)."""
+    def _readable(self, row: MessageRow, dated: bool = False) -> Json:
+        """A stored message after the read's cheap checks, in the form it was read (cut or whole).
+
+        ``dated`` (cut reads and live changes, which add keys of their own anyway) adds
+        ``createdAt``: when the service first stored the message. A whole read returns the
+        message as written, nothing added."""
         head = decoded(row.head)
         message: Json = head if isinstance(head, dict) else {"id": row.id}
         if not readable_metadata(message, self.registry):
@@ -617,6 +690,8 @@ class Transcripts:
             message["cutParts"] = cut_parts
         if skipped:
             message["skippedParts"] = skipped
+        if dated and row.created_at:
+            message["createdAt"] = row.created_at
         return message
 
     def _part_ok(self, part: Any, cut: Json | None) -> bool:

@@ -129,3 +129,26 @@ def signed_in(page: Page, panel: Panel) -> Page:
     page.goto(f"/?token={panel.token}")
     page.wait_for_selector("body[data-ready]")
     return page
+
+
+LARGEST_SESSION = (
+    Path(__file__).resolve().parents[1]
+    / "data"
+    / "transcripts"
+    / "claude-code"
+    / "codemie-ai__codemie-code"
+    / "session-624a4a58.jsonl"
+)  # the largest real Claude Code session kept in tests/data
+
+
+@pytest.fixture(scope="session")
+def largest_session(panel: Panel) -> str:
+    """The largest real Claude Code session, imported once into a workspace of alice's own: its agent id."""
+    from foldline.importers.importer import import_paths
+
+    account = panel.transcripts.authenticate(panel.token)
+    workspace = panel.transcripts.create_workspace("imported", [account])["id"]
+    import_paths(panel.transcripts, [LARGEST_SESSION], account_id=account, workspace_id=workspace)
+    agents = panel.transcripts.list_agents(account, workspace)["agents"]
+    sizes = {a["id"]: len(panel.transcripts.messages(account, a["id"])["messages"]) for a in agents}
+    return max(sizes, key=lambda a: sizes[a])

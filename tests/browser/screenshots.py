@@ -2,7 +2,8 @@
 
 It writes a small, made-up session into a fresh SQLite store, serves it and photographs the
 agents list, a transcript, a cut fold (both ends and the mark), a fold read whole, the search box
-and a search hit shown in the cut middle of a 2 MB output with headless Chromium.
+and a search hit shown in the cut middle of a 2 MB output with headless Chromium; then imports the
+largest real Claude Code session kept in tests/data and photographs its last turn at 1400×900.
 """
 
 from __future__ import annotations
@@ -11,15 +12,17 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import Panel, PanelServer, launch
+from conftest import LARGEST_SESSION, Panel, PanelServer, launch
 
 from foldline import Client
+from foldline.importers.importer import import_paths
 from foldline.settings import Settings
 from foldline.store import open_store
 from foldline.transcripts import Transcripts
@@ -146,7 +149,7 @@ def main() -> None:
         fold = page.locator("details[data-tool=Bash]").last
         fold.locator("summary").click()
         fold.locator(".cut-mark").wait_for(state="detached")
-        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -60); }")
+        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
         page.screenshot(path=str(DOCS / "panel-fold-open.png"))
         page.keyboard.press("Control+k")
         page.keyboard.type("ECONNRESET")
@@ -157,7 +160,24 @@ def main() -> None:
         page.locator("main mark.hit.current").wait_for()
         page.wait_for_timeout(300)
         page.screenshot(path=str(DOCS / "panel-search-hit.png"))
+        dense(browser, panel, alice["id"], workspace["id"])
         browser.close()
+
+
+def dense(browser: Any, panel: Panel, account: str, workspace: str) -> None:
+    """The largest real session in a 1400×900 window, at its last turn: one line per tool call."""
+    import_paths(panel.transcripts, [LARGEST_SESSION], account_id=account, workspace_id=workspace)
+    agents = panel.transcripts.list_agents(account, workspace)["agents"]
+    agent = max(agents, key=lambda a: len(panel.transcripts.messages(account, a["id"])["messages"]))["id"]
+    page = browser.new_page(base_url=panel.url, viewport={"width": 1400, "height": 900})
+    page.goto(f"/?token={panel.token}")
+    page.wait_for_selector("body[data-ready]")
+    page.goto(f"/agents/{agent}")
+    page.wait_for_selector(".live[data-state=live]")
+    page.locator("article.role-user:not(.cc)").last.evaluate("a => { a.scrollIntoView(); window.scrollBy(0, -90); }")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(DOCS / "panel-dense.png"))
+    page.close()
 
 
 if __name__ == "__main__":

@@ -16,12 +16,21 @@ def cookie(page: Page) -> str | None:
     return found[0] if found else None
 
 
+def signed_in_as(page: Page, panel: Panel) -> str | None:
+    """The name of the account the browser's cookie signs in as (None: signed out)."""
+    session = cookie(page)
+    if session is None:
+        return None
+    transcripts = panel.transcripts
+    return str(transcripts.me(transcripts.authenticate(session))["name"])
+
+
 def test_a_sign_in_link_keeps_its_token_out_of_every_request(page: Page, panel: Panel) -> None:
     sent: list[str] = []
     page.on("request", lambda r: sent.append(r.url))
     page.goto(f"/signin#token={panel.token}")
     page.wait_for_selector("body[data-ready]")
-    assert cookie(page) == panel.token
+    assert signed_in_as(page, panel) == "alice" and cookie(page) != panel.token  # a session token
     assert not [url for url in sent if panel.token in url]
     assert "#" not in page.url
 
@@ -33,11 +42,11 @@ def test_a_link_from_another_site_does_not_swap_a_session_without_asking(signed_
     signed_in.goto(f"/signin#token={mallory['token']}")
     expect(signed_in.locator("[data-current]")).to_contain_text("signed in as alice")
     signed_in.wait_for_timeout(300)  # time for a script that would submit on its own (it must not)
-    assert posted == [] and cookie(signed_in) == panel.token
+    assert posted == [] and signed_in_as(signed_in, panel) == "alice"
     assert "#" not in signed_in.url  # the token left the address bar all the same
     signed_in.click("button[type=submit]")  # the person confirms: now, and only now, mallory
     signed_in.wait_for_selector("body[data-ready]")
-    assert cookie(signed_in) == mallory["token"]
+    assert signed_in_as(signed_in, panel) == "mallory"
 
 
 def test_sign_in_and_sign_out_posted_from_another_site_are_refused(panel: Panel) -> None:
@@ -53,7 +62,12 @@ def test_sign_in_and_sign_out_posted_from_another_site_are_refused(panel: Panel)
 
 def test_a_link_to_sign_out_only_shows_the_button(signed_in: Page, panel: Panel) -> None:
     signed_in.goto("/signout")
-    assert cookie(signed_in) == panel.token
+    session = cookie(signed_in)
+    assert signed_in_as(signed_in, panel) == "alice"
     signed_in.click("#signout")
     expect(signed_in).to_have_url(re.compile(r"/signin"))
     assert cookie(signed_in) is None
+    # signed out for good: a copy of the cookie no longer works, while the account's token does
+    copied = httpx.get(f"{panel.url}/api/me", cookies={"foldline_token": str(session)})
+    assert copied.status_code == 401
+    assert httpx.get(f"{panel.url}/api/me", headers={"Authorization": f"Bearer {panel.token}"}).status_code == 200

@@ -204,16 +204,23 @@ def parse_session(main: Path, agents: list[Path], session_id: str, registry: Reg
     chains: dict[str, Builder] = {}  # first-generation subagents: root uuid -> builder
     root_of: dict[str, str] = {}
     titles: dict[str, str] = {}
+    summaries: list[tuple[Any, str]] = []  # (leafUuid, summary), in file order
+    uuids: set[str] = set()
     for d in unique_lines(main):
         line_uuid = d.get("uuid")
-        note_title(d, titles)
+        if isinstance(line_uuid, str):
+            uuids.add(line_uuid)
+        note_title(d, titles, summaries)
         if d.get("isSidechain") and isinstance(line_uuid, str):
             builder.conv.saw(d.get("timestamp"))  # a subagent's line is the session's activity too
             sidechain(d, line_uuid, builder, chains, root_of)
         else:
             builder.line(d)
     session = Session(str(main), "claude-code", session_id, builder.conv, files=[str(main)])
-    builder.conv.title = titles.get("ai") or titles.get("summary") or builder.title
+    # A summary line names the leaf message it sums up; Claude Code also copies other sessions'
+    # summaries into a file, so only one whose leaf is a line of this session is its title.
+    own = [text for leaf, text in summaries if isinstance(leaf, str) and leaf in uuids]
+    builder.conv.title = titles.get("ai") or (own[-1] if own else None) or builder.title
     link_chains(session, builder, chains)
     for path in agents:
         add_agent_file(session, builder, path, registry)
@@ -221,11 +228,11 @@ def parse_session(main: Path, agents: list[Path], session_id: str, registry: Reg
     return session
 
 
-def note_title(d: Json, titles: dict[str, str]) -> None:
+def note_title(d: Json, titles: dict[str, str], summaries: list[tuple[Any, str]]) -> None:
     if d.get("type") == "ai-title" and isinstance(d.get("aiTitle"), str):
         titles["ai"] = d["aiTitle"]
     elif d.get("type") == "summary" and isinstance(d.get("summary"), str):
-        titles["summary"] = d["summary"]
+        summaries.append((d.get("leafUuid"), d["summary"]))
 
 
 def sidechain(d: Json, line_uuid: str, main: Builder, chains: dict[str, Builder], root_of: dict[str, str]) -> None:

@@ -128,6 +128,11 @@ def tool_metadata(extra: Any) -> Json | None:
             kept[key] = value
         elif key in KEPT_OBJECTS and isinstance(value, dict | list):
             kept[key] = value
+    # A Write over an existing file: its input holds only the new text, so the patch is the one
+    # place that says what changed (the panel draws it as a diff). An Edit's patch repeats its input.
+    patch = extra.get("structuredPatch")
+    if extra.get("type") == "update" and isinstance(extra.get("content"), str) and isinstance(patch, list) and patch:
+        kept["structuredPatch"] = patch
     return kept or None
 
 

@@ -7,8 +7,10 @@ helpers here build the parts every format shares: tool parts that always pass th
 
 Each conversation is dated by its source: its first and last line's timestamps. A call whose
 result never came is closed once its turn is over: when a later message follows it, or when the
-file has not been written for ``IDLE_SECONDS`` (an agent that is still running appends to its
-file all the time).
+conversation has been quiet for ``IDLE_SECONDS`` (an agent that is still running appends to its
+file all the time): its own last line is older than that, or its file was not written for that
+long. The line's own time comes first: a month-old session copied or cloned today has a fresh
+file, but it is not running.
 """
 
 from __future__ import annotations
@@ -50,6 +52,17 @@ def is_idle(path: Path) -> bool:
         return time.time() - path.stat().st_mtime > IDLE_SECONDS
     except OSError:
         return False
+
+
+def stale(stamp: str | None) -> bool:
+    """Whether a log's timestamp (the store's form) is more than ``IDLE_SECONDS`` in the past."""
+    if stamp is None:
+        return False
+    try:
+        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return False
+    return time.time() - moment.timestamp() > IDLE_SECONDS
 
 
 @dataclass
@@ -154,10 +167,11 @@ def settle(part: Json, registry: Registry, ended: bool) -> None:
 
 def settle_conversation(conv: Conversation, registry: Registry) -> None:
     """Settle every tool part; calls still open in the last message may still be running, unless
-    the conversation's file is idle."""
+    the conversation is quiet: its last line is old, or its file is idle."""
     last = len(conv.messages) - 1
+    quiet = conv.idle or stale(conv.last_at)
     for i, message in enumerate(conv.messages):
         for part in message["parts"]:
             if part["type"] == "dynamic-tool" or part["type"].startswith("tool-"):
-                settle(part, registry, ended=i < last or conv.idle)
+                settle(part, registry, ended=i < last or quiet)
     conv.messages = [m for m in conv.messages if m["parts"]]

@@ -5,6 +5,7 @@ import { ApiError, getJson } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
 import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
+import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
 import { Transcript, agentInfo, scrollToBottom } from "./transcript.js";
 
@@ -248,6 +249,12 @@ document.addEventListener("keydown", (event) => {
     event.preventDefault();
     searchBox.open();
   }
+});
+
+// j/k, [/], g/G, o/Enter and ? (keys.js), after the search keys above.
+const shortcuts = new Shortcuts({ searchOpen: () => searchBox.isOpen });
+document.addEventListener("keydown", (event) => {
+  if (shortcuts.handle(event)) event.preventDefault();
 });
 
 document.addEventListener("click", (event) => {

@@ -2,7 +2,7 @@
 // the transcript of every subagent, whatever the screen has loaded.
 
 import { conversationPath, getJson } from "./api.js";
-import { outputText, subagentLabel, toolName } from "./parts.js";
+import { formatBytes, mediaBytes, mediaItems, outputText, subagentLabel, toolName } from "./parts.js";
 
 export async function wholeTranscript(agent) {
   const info = await getJson("/api/agents/" + encodeURIComponent(agent));
@@ -20,12 +20,27 @@ function fence(text, lang = "") {
   return `${ticks}${lang}\n${text}\n${ticks}`;
 }
 
+// An output that holds images: its texts fenced, each image referenced by its type and size
+// (it stays in the JSON download), never inlined as base64.
+function mediaMarkdown(output) {
+  let n = 0;
+  return output.map((item) => {
+    if (item && item.type === "text" && typeof item.text === "string") return fence(item.text);
+    if (item && item.type === "media") {
+      n += 1;
+      return `*[image ${n}: ${String(item.mediaType ?? "media")}, ${formatBytes(mediaBytes(item))}; not inlined, it is in the JSON download]*`;
+    }
+    return fence(outputText(item), "json");
+  });
+}
+
 function partMarkdown(part, subagents, depth) {
   const name = toolName(part);
   if (name !== null) {
     const lines = [`**Tool \`${name}\`** (${part.state ?? "unknown"})`];
     if (part.input !== undefined) lines.push("Input:", fence(outputText(part.input), "json"));
-    if (part.output !== undefined) lines.push("Output:", fence(outputText(part.output)));
+    if (part.output !== undefined && mediaItems(part.output).length) lines.push("Output:", ...mediaMarkdown(part.output));
+    else if (part.output !== undefined) lines.push("Output:", fence(outputText(part.output)));
     if (part.errorText !== undefined) lines.push("Error:", fence(outputText(part.errorText)));
     const sub = typeof part.toolCallId === "string" ? subagents[part.toolCallId] : undefined;
     if (sub) {

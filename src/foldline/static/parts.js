@@ -3,6 +3,7 @@
 // Text from the transcript only ever reaches the page through textContent or text nodes.
 
 import { renderAnsi } from "./ansi.js";
+import { changeLines, diffNode } from "./diff.js";
 import { cpLength, cpSlice, markSource } from "./marks.js";
 import { dropControls, plainText, renderMarkdown, safeHref } from "./markdown.js";
 
@@ -114,6 +115,7 @@ function copyButton(getText, label = "Copy") {
 function pre(text, className = "out") {
   const node = el("pre", className);
   renderAnsi(node, text);
+  node.tabIndex = 0; // it may scroll: the keyboard can reach it and scroll it
   return node;
 }
 
@@ -312,10 +314,31 @@ function fold(className, msgId, index) {
   return details;
 }
 
-function sizeNote(cut, wholeText) {
+function sizeNote(cut, wholeText, from = 2000) {
   if (cut) return el("span", "size cut", formatBytes(cut.bytes) + " · cut");
-  if (wholeText !== null && wholeText.length > 2000) return el("span", "size", formatBytes(new TextEncoder().encode(wholeText).length));
+  if (wholeText !== null && wholeText.length > from) return el("span", "size", formatBytes(new TextEncoder().encode(wholeText).length));
   return null;
+}
+
+// How long a tool ran, in milliseconds, when the importers kept it (toolMetadata).
+export function toolDuration(part) {
+  const meta = part.toolMetadata && typeof part.toolMetadata === "object" ? part.toolMetadata : {};
+  for (const source of [meta.claudeCode, meta.codex, meta.foldline]) {
+    if (!source || typeof source !== "object") continue;
+    for (const key of ["durationMs", "totalDurationMs", "duration_ms"]) {
+      if (typeof source[key] === "number" && source[key] >= 0) return source[key];
+    }
+  }
+  return null;
+}
+
+export function shortDuration(ms) {
+  if (ms < 1000) return Math.round(ms) + " ms";
+  const s = ms / 1000;
+  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(Math.round(s % 60)).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
 }
 
 function reasoningFold(msgId, index, part, state) {
@@ -366,18 +389,95 @@ function toolFold(msgId, index, part, state, ctx) {
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
-  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null);
+  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0);
   if (size) bits.push(size);
+  const took = toolDuration(part);
+  if (took !== null) {
+    const node = el("span", "took", shortDuration(took));
+    node.title = "ran for " + shortDuration(took);
+    bits.push(node);
+  }
   details.append(summary(...bits));
   const body = el("div", "fold-body");
+  const change = changeLines(name, part.input, part.toolMetadata);
+  if (change) body.append(changeSection(change));
   if (part.input !== undefined) body.append(inputBlock(part.input, state));
   if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
   for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
     if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
+    else if (field === "output" && hasMedia(whole.output) && !marksFor(state, "output").length) body.append(mediaSection(whole.output));
     else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
   }
   details.append(body);
   return details;
+}
+
+// An output of AI SDK content items that holds an image ({type: "media", mediaType, data}, as the
+// importers keep a tool's image): its texts as text, each PNG, JPEG, GIF or WebP as a picture from
+// a data: URL, any other media as a note. Copy still gives the JSON.
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+export function mediaItems(output) {
+  return Array.isArray(output) ? output.filter((i) => i && typeof i === "object" && i.type === "media") : [];
+}
+
+function hasMedia(output) {
+  return mediaItems(output).length > 0;
+}
+
+export function mediaBytes(item) {
+  const data = typeof item.data === "string" ? item.data : "";
+  return Math.floor((data.length * 3) / 4) - (data.endsWith("==") ? 2 : data.endsWith("=") ? 1 : 0);
+}
+
+function mediaSection(output) {
+  const section = el("section", "field media-output");
+  section.dataset.field = "output";
+  const head = el("div", "field-head");
+  head.append(el("span", "label", "Output"));
+  const json = outputText(output);
+  head.append(copyButton(async () => json));
+  section.append(head);
+  let n = 0;
+  for (const item of output) {
+    if (item && typeof item === "object" && item.type === "text" && typeof item.text === "string") {
+      section.append(pre(item.text));
+    } else if (item && typeof item === "object" && item.type === "media") {
+      n += 1;
+      const type = String(item.mediaType ?? "");
+      const data = typeof item.data === "string" ? item.data : "";
+      const facts = `${type || "media"} · ${formatBytes(mediaBytes(item))}`;
+      if (RASTER_TYPE.test(type) && BASE64.test(data)) {
+        const figure = el("figure", "tool-image");
+        const img = el("img", "file-image");
+        img.alt = `Image ${n} returned by the tool (${facts})`;
+        img.src = `data:${type.toLowerCase()};base64,${data}`;
+        figure.append(img, el("figcaption", "media", facts));
+        section.append(figure);
+      } else {
+        section.append(el("p", "media", `${facts}: not drawn (only PNG, JPEG, GIF and WebP are)`));
+      }
+    } else {
+      section.append(pre(outputText(item), "out json"));
+    }
+  }
+  return section;
+}
+
+// A file change drawn as a unified diff (diff.js); the input follows it as it was written.
+function changeSection(rows) {
+  const section = el("section", "field change");
+  const head = el("div", "field-head");
+  const removed = rows.filter((r) => r[0] === "-").length;
+  const added = rows.filter((r) => r[0] === "+").length;
+  head.append(el("span", "label", `Change · −${removed} +${added}`));
+  const text = rows.map(([sign, line]) => (sign === "@" ? "" : sign) + line).join("\n");
+  head.append(copyButton(async () => text));
+  section.append(head);
+  const node = el("pre", "out diff");
+  node.tabIndex = 0;
+  section.append(diffNode(rows, node));
+  return section;
 }
 
 function otherFold(msgId, index, part) {
@@ -502,6 +602,91 @@ function fileNode(msgId, index, part, state) {
   return node;
 }
 
+// Claude Code writes some of its own doings into the conversation as tagged text: a slash
+// command (<command-name>, <command-message>, <command-args>), its output (<local-command-stdout>),
+// a caveat before them (<local-command-caveat>) and reminders it adds to prompts and results
+// (<system-reminder>). They are drawn for what they are, as text, never as HTML.
+const CAVEAT = /^\s*<local-command-caveat>([\s\S]*?)<\/local-command-caveat>\s*$/;
+const STDOUT = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)<\/local-command-\1>\s*$/;
+const COMMAND = /<command-name>([\s\S]*?)<\/command-name>/;
+const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
+const REMINDER = /<system-reminder>([\s\S]*?)<\/system-reminder>/g;
+
+function metaFold(msgId, index, label, text, className = "meta") {
+  const details = fold(className, msgId, index);
+  details.dataset.field = "text";
+  const preview = plainText(text.slice(0, 400)).replace(/\s+/g, " ").trim();
+  details.append(summary(el("span", "kind", label), el("span", "preview", preview.slice(0, 140))));
+  const body = el("div", "fold-body");
+  body.append(pre(text, "out meta-text"));
+  details.append(body);
+  return details;
+}
+
+function claudeCodeText(msgId, index, part, state) {
+  const text = String(part.text ?? "");
+  const meta = state && state.meta && typeof state.meta === "object" ? state.meta : {};
+  if (meta.compactSummary === true) {
+    const details = fold("meta compact", msgId, index);
+    details.dataset.field = "text";
+    const preview = plainText(text.slice(0, 400)).replace(/\s+/g, " ").trim();
+    details.append(summary(el("span", "kind", "Compaction summary"), el("span", "preview", preview.slice(0, 140)), el("span", "size", formatBytes(new TextEncoder().encode(text).length))));
+    const body = el("div", "fold-body");
+    const md = el("div", "thought-text");
+    md.append(applyMarks(renderMarkdown(text), state, "text", text, 0));
+    body.append(md);
+    details.append(body);
+    return details;
+  }
+  let found = CAVEAT.exec(text);
+  if (found) return metaFold(msgId, index, "Caveat", found[1].trim());
+  // A line Claude Code marked isMeta (the caveat, an expanded command's prompt): folded away.
+  if (meta.isMeta === true && !COMMAND.test(text) && !STDOUT.test(text)) {
+    return metaFold(msgId, index, /^\s*Caveat:/.test(text) ? "Caveat" : "Meta", text.trim());
+  }
+  if (!text.includes("<")) return null;
+  found = STDOUT.exec(text);
+  if (found) {
+    const node = el("div", "part cc-output");
+    node.dataset.cc = "output";
+    const out = found[2].replace(/^\n+|\s+$/g, "");
+    node.append(el("span", "cc-label", found[1] === "stderr" ? "stderr" : "output"));
+    if (out) node.append(applyMarks(pre(out, "out cc-out"), state, "text", out, text.indexOf(found[2])));
+    else node.append(el("span", "muted", "(no output)"));
+    return node;
+  }
+  found = COMMAND.exec(text);
+  if (found && text.replace(/<(command-name|command-message|command-args)>[\s\S]*?<\/\1>/g, "").trim() === "") {
+    const node = el("div", "part cc-command");
+    node.dataset.cc = "command";
+    const name = found[1].trim();
+    node.append(el("code", "command-chip", name.startsWith("/") ? name : "/" + name));
+    const args = (COMMAND_ARGS.exec(text) || [])[1];
+    if (args && args.trim()) node.append(el("span", "command-args", args.trim()));
+    return node;
+  }
+  if (!text.includes("<system-reminder>")) return null;
+  const node = el("div", "part text");
+  node.dataset.field = "text";
+  const reminders = [];
+  const rest = text.replace(REMINDER, (_, body) => {
+    reminders.push(body.trim());
+    return "";
+  }).trim();
+  if (rest) node.append(renderMarkdown(rest));
+  else node.dataset.cc = "meta";
+  for (const r of reminders) {
+    const details = el("details", "fold meta reminder");
+    const preview = r.replace(/\s+/g, " ").trim();
+    details.append(summary(el("span", "kind", "System reminder"), el("span", "preview", preview.slice(0, 140))));
+    const body = el("div", "fold-body");
+    body.append(pre(r, "out meta-text"));
+    details.append(body);
+    node.append(details);
+  }
+  return node;
+}
+
 // One part as an element. `state` is the part's fold state; `ctx` gives subagent folds.
 export function renderPart(msgId, index, part, state, ctx) {
   let node;
@@ -510,6 +695,12 @@ export function renderPart(msgId, index, part, state, ctx) {
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
   if (type === "text" && state?.cut?.field === "text") return longTextFold(msgId, index, part, state);
   if (type === "text") {
+    const own = claudeCodeText(msgId, index, part, state);
+    if (own) {
+      own.dataset.message = msgId;
+      own.dataset.part = String(index);
+      return own;
+    }
     node = el("div", "part text");
     node.dataset.field = "text";
     const text = String(part.text ?? "");

@@ -341,11 +341,23 @@ export class Transcript {
     const role = typeof message.role === "string" ? message.role : "unknown";
     const article = el("article", "msg role-" + role.replace(/[^a-z]/g, ""));
     article.dataset.id = String(message.id);
+    const meta = message.metadata && typeof message.metadata === "object" ? message.metadata : {};
+    const at = messageTime(message);
+    // The time sits in a gutter on the left; the head (role, model, the turn's facts) is filled
+    // in by regroup(), which knows the neighbours.
+    const gutter = el("div", "msg-gutter");
+    if (at !== null) {
+      const time = el("time", "msg-time");
+      time.dateTime = new Date(at).toISOString();
+      article.dataset.at = String(at);
+      gutter.append(time);
+    }
+    const body = el("div", "msg-body");
     const head = el("div", "msg-head");
     head.append(el("span", "role", ROLES[role] || role));
-    const meta = message.metadata && typeof message.metadata === "object" ? message.metadata : {};
-    if (typeof meta.model === "string") head.append(el("span", "muted", meta.model));
-    article.append(head);
+    if (typeof meta.model === "string") head.append(el("span", "model", meta.model));
+    body.append(head);
+    article.append(gutter, body);
     const skipped = new Set(Array.isArray(message.skippedParts) ? message.skippedParts : []);
     const cuts = new Map((message.cutParts || []).map((c) => [c.index, c]));
     const parts = Array.isArray(message.parts) ? message.parts : [];
@@ -356,15 +368,92 @@ export class Transcript {
       while (skipped.has(index)) index += 1;
       const fold = this.fold(message.id, index);
       fold.update(part, cuts.get(index));
-      article.append(this.drawPart(fold));
+      fold.meta = meta;
+      body.append(this.drawPart(fold));
       // The subagent this call started sits right under the call's summary row, outside its fold.
-      if (call !== null && this.subagents.has(call)) article.append(this.subagentFold(call, subagentLabel(part)));
+      if (call !== null && this.subagents.has(call)) body.append(this.subagentFold(call, subagentLabel(part)));
       index += 1;
     }
+    // Claude Code's own doings (a slash command, its output, a caveat, a compaction) are not a
+    // person's prompt: no bubble, no head, and they do not start a turn.
+    const drawn = [...body.children].filter((n) => n.dataset && n.dataset.part !== undefined);
+    const own = drawn.filter((n) => n.dataset.cc || n.classList.contains("meta"));
+    if (drawn.length && own.length === drawn.length) {
+      article.classList.add("cc");
+      article.dataset.cc = own[0].dataset.cc || "meta";
+    }
+    if (meta.isMeta === true || meta.compactSummary === true) article.classList.add("cc");
+    if (meta.subtype === "compact_boundary") article.classList.add("compact-boundary");
     if (skipped.size) {
-      article.append(el("p", "muted skipped", `${skipped.size} part(s) not shown: a retired tool or a stored row that no longer reads.`));
+      body.append(el("p", "muted skipped", `${skipped.size} part(s) not shown: a retired tool or a stored row that no longer reads.`));
     }
     return article;
+  }
+
+  // Consecutive assistant messages of one turn sit under one quiet head: the first shows the
+  // model, the turn's duration (from the prompt before it to its last message) and tokens when
+  // known; the others show no head (unless the model changes). Every message keeps its time.
+  regroup() {
+    let prev = null; // {role, model, article}
+    let prompt = null; // the time of the user prompt this turn answers
+    let first = null; // the first article of the current assistant run
+    let runEnd = null;
+    let runTokens = null;
+    const finish = () => {
+      if (!first) return;
+      const facts = first.querySelector(":scope > .msg-body > .msg-head > .turn");
+      const bits = [];
+      const start = prompt ?? null;
+      if (start !== null && runEnd !== null && runEnd >= start) bits.push("took " + duration(runEnd - start));
+      if (runTokens) bits.push(formatTokens(runTokens) + " tokens");
+      facts.textContent = bits.join(" · ");
+      facts.hidden = !bits.length;
+    };
+    for (const article of this.list.children) {
+      if (article.tagName !== "ARTICLE") continue;
+      const known = this.messages.get(article.dataset.id);
+      if (!known) continue;
+      const message = known.message;
+      const meta = message.metadata && typeof message.metadata === "object" ? message.metadata : {};
+      const role = message.role;
+      const model = typeof meta.model === "string" ? meta.model : null;
+      const at = article.dataset.at ? Number(article.dataset.at) : null;
+      const head = article.querySelector(":scope > .msg-body > .msg-head");
+      let turn = head.querySelector(".turn");
+      if (!turn) {
+        turn = el("span", "turn");
+        head.append(turn);
+      }
+      turn.textContent = "";
+      turn.hidden = true;
+      const cont = role === "assistant" && prev !== null && prev.role === "assistant";
+      article.classList.toggle("cont", cont);
+      head.hidden = cont && (model === null || model === prev.model);
+      if (!cont) {
+        finish();
+        first = role === "assistant" ? article : null;
+        runEnd = null;
+        runTokens = null;
+        // A person's prompt starts the turn's clock; Claude Code's own doings (a command, its
+        // output, a caveat) leave it as it is.
+        if (role === "user" && !article.classList.contains("cc")) prompt = at;
+        else if (role !== "assistant" && role !== "user") prompt = null;
+      }
+      if (role === "assistant") {
+        if (at !== null) runEnd = Math.max(runEnd ?? at, at);
+        const tokens = usageTokens(meta);
+        if (tokens !== null) runTokens = (runTokens || 0) + tokens;
+      }
+      const time = article.querySelector(":scope > .msg-gutter > time");
+      if (time) {
+        const stamp = Number(article.dataset.at);
+        const base = cont && first && first.dataset.at ? Number(first.dataset.at) : null;
+        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : relativeTime(stamp);
+        time.title = absoluteTime(stamp);
+      }
+      prev = { role, model: model ?? (prev && cont ? prev.model : null), article };
+    }
+    finish();
   }
 
   afterDraw(message) {
@@ -386,6 +475,7 @@ export class Transcript {
     const article = this.renderMessage(message);
     this.messages.set(message.id, { message, article });
     this.list.append(article);
+    this.regroup();
     // The message that was last is no longer: a tool it shows as running got no result.
     if (before && before.message.id !== message.id && hasPendingTool(before.message)) this.upsert(before.message);
   }
@@ -399,6 +489,7 @@ export class Transcript {
     const article = this.renderMessage(message);
     known.article.replaceWith(article);
     this.messages.set(message.id, { message, article });
+    this.regroup();
     this.afterDraw(message);
   }
 
@@ -431,6 +522,7 @@ export class Transcript {
         fragment.append(article);
       }
       this.list.prepend(fragment);
+      this.regroup();
       if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - top);
       this.next = older.next;
       this.olderStatus.textContent = "";
@@ -598,6 +690,67 @@ function wordLength(fold, field, start) {
   const rest = cpSlice(text, start - offset, start - offset + 80);
   const run = /^\S+/u.exec(rest);
   return run ? cpLength(run[0]) : 1;
+}
+
+// When a message was written: the source line's time the importers keep (metadata.timestamp),
+// else the time the service first stored it (createdAt, from the read). Milliseconds, or null.
+export function messageTime(message) {
+  const meta = message.metadata && typeof message.metadata === "object" ? message.metadata : {};
+  for (const stamp of [meta.timestamp, meta.createdAt, message.createdAt]) {
+    if (typeof stamp !== "string" && typeof stamp !== "number") continue;
+    const at = typeof stamp === "number" ? stamp : Date.parse(stamp);
+    if (Number.isFinite(at)) return at;
+  }
+  return null;
+}
+
+// Tokens a message's metadata reports (AI SDK `usage`/`totalUsage`, or the providers' own names).
+function usageTokens(meta) {
+  const usage = [meta.usage, meta.totalUsage].find((u) => u && typeof u === "object");
+  if (!usage) return null;
+  if (typeof usage.totalTokens === "number") return usage.totalTokens;
+  let n = 0;
+  let any = false;
+  for (const key of ["inputTokens", "outputTokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]) {
+    if (typeof usage[key] === "number") {
+      n += usage[key];
+      any = true;
+    }
+  }
+  return any ? n : null;
+}
+
+function formatTokens(n) {
+  if (n < 1000) return String(n);
+  if (n < 1e6) return (n / 1000).toFixed(n < 10000 ? 1 : 0) + "k";
+  return (n / 1e6).toFixed(1) + "M";
+}
+
+// A span of time in milliseconds, short: "850 ms", "42 s", "3m 05s", "2h 10m".
+export function duration(ms) {
+  if (ms < 1000) return Math.round(ms) + " ms";
+  const s = Math.round(ms / 1000);
+  if (s < 60) return s + " s";
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
+  const h = Math.floor(m / 60);
+  if (h < 48) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
+  return Math.floor(h / 24) + " d";
+}
+
+export function relativeTime(at) {
+  const s = Math.max(0, (Date.now() - at) / 1000);
+  if (s < 60) return "just now";
+  if (s < 3600) return Math.floor(s / 60) + " min ago";
+  if (s < 86400) return Math.floor(s / 3600) + " h ago";
+  if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+const ABSOLUTE = new Intl.DateTimeFormat("en", { dateStyle: "medium", timeStyle: "medium" });
+
+export function absoluteTime(at) {
+  return ABSOLUTE.format(new Date(at));
 }
 
 function hasPendingTool(message) {

@@ -47,6 +47,7 @@ from .schema import (
 from .text import TextStore
 
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
+TOKEN_ID = 12  # a token's public id: the first hex digits of its SHA-256 hash
 SOMETHING = "?"  # said when some write happened, it is not known where: live follow looks at once
 
 
@@ -144,6 +145,7 @@ class MessageRow:
     parts: list[tuple[int, str | bytes, str | bytes | None]]  # (idx, part JSON, cutParts entry JSON or None)
     checked: str | None = None  # the read stamp it was written under (``Transcripts`` says what it means)
     tools: list[str | None] = field(default_factory=list)  # each part's stored tool column, as ``parts``
+    created_at: str | None = None  # when the message was first stored (pages and changes read it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,10 +256,55 @@ class Store(TextStore):
             )
         return {"id": account_id, "name": name}
 
-    def add_token(self, account_id: str, token_hash: str, label: str) -> None:
-        """Another token (by hash) for an account; its older tokens keep working."""
+    def add_token(self, account_id: str, token_hash: str, label: str, expires_at: str | None = None) -> None:
+        """Another token (by hash) for an account; its older tokens keep working (its expired
+        ones are dropped on the way)."""
+        stamp = now()
         with self.write() as conn:
-            conn.execute(insert(tokens).values(hash=token_hash, account_id=account_id, label=label, created_at=now()))
+            conn.execute(delete(tokens).where(tokens.c.account_id == account_id, tokens.c.expires_at <= stamp))
+            conn.execute(
+                insert(tokens).values(
+                    hash=token_hash, account_id=account_id, label=label, created_at=stamp, expires_at=expires_at
+                )
+            )
+
+    def token(self, token_hash: str) -> dict[str, Any] | None:
+        """``{"account_id", "expires_at", "last_used_at"}`` of a token (by hash), or None."""
+        query = select(tokens.c.account_id, tokens.c.expires_at, tokens.c.last_used_at).where(
+            tokens.c.hash == token_hash
+        )
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        return row._asdict() if row else None
+
+    def touch_token(self, token_hash: str, stamp: str) -> None:
+        """Note that a token was used at ``stamp``."""
+        with self.write() as conn:
+            conn.execute(update(tokens).where(tokens.c.hash == token_hash).values(last_used_at=stamp))
+
+    def tokens_of(self, account_id: str) -> list[dict[str, Any]]:
+        """An account's tokens, oldest first: their public ids (the hash's first 12 hex digits)
+        and dates, never the hash itself."""
+        query = (
+            select(tokens.c.hash, tokens.c.label, tokens.c.created_at, tokens.c.last_used_at, tokens.c.expires_at)
+            .where(tokens.c.account_id == account_id)
+            .order_by(tokens.c.created_at, tokens.c.hash)
+        )
+        with self.read() as conn:
+            rows = conn.execute(query).all()
+        return [{"id": r.hash[:TOKEN_ID], **{k: v for k, v in r._asdict().items() if k != "hash"}} for r in rows]
+
+    def revoke_token(self, token_id: str) -> bool:
+        """Delete the token whose public id (or whole hash) this is; whether one was."""
+        with self.write() as conn:
+            found = conn.execute(
+                select(tokens.c.hash).where(func.substr(tokens.c.hash, 1, len(token_id)) == token_id)
+            ).scalars().all()
+            if len(token_id) < TOKEN_ID or len(found) != 1:
+                return False
+            conn.execute(delete(tokens).where(tokens.c.hash == found[0]))
+            self.announce(conn, EVERYONE)
+        return True
 
     def account(self, account_id: str) -> dict[str, Any] | None:
         """``{"id", "name"}`` of an account, or None."""
@@ -543,6 +590,7 @@ class Store(TextStore):
         conv_seq = select(conversations.c.seq).where(conversations.c.id == conv.id).scalar_subquery()
         query = select(
             messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked,
+            messages.c.created_at,
             conv_seq.label("conv_seq"),
         ).where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id)
         if before is not None:
@@ -591,8 +639,8 @@ class Store(TextStore):
             part_rows = self._run(conn, sql.parts, params).fetchall()
         by_position: dict[int, MessageRow] = {}
         out = []
-        for message_id, position, seq, head, checked in rows:
-            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [])
+        for message_id, position, seq, head, checked, created_at in rows:
+            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [], created_at)
             out.append(row)
         for position, idx, tool, body, ref in part_rows:
             owner = by_position.get(position)
@@ -634,7 +682,7 @@ class Store(TextStore):
         else:
             conv = conv.where(c.id == slot("agent"), c.parent_id.is_(None))
         m = messages.c
-        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked)
+        page = select(m.id, m.position, m.seq, self.as_bytes(m.head), m.checked, m.created_at)
         if before:
             page = page.where(m.position < slot("before"))
         page = page.order_by(m.position.desc())
@@ -661,7 +709,10 @@ class Store(TextStore):
         A message written twice after ``since`` appears once, at its last write's seq.
         """
         query = (
-            select(messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked)
+            select(
+                messages.c.id, messages.c.position, messages.c.seq, messages.c.head, messages.c.checked,
+                messages.c.created_at,
+            )
             .where(messages.c.conversation_id == conv.id, messages.c.owner_id == conv.owner_id, messages.c.seq > since)
             .order_by(messages.c.seq)
         )
@@ -714,7 +765,9 @@ class Store(TextStore):
         by_key: dict[int, MessageRow] = {}
         out = []
         for r in rows:
-            row = MessageRow(r.id, r.position, r.seq, r.head, [], getattr(r, "checked", None), [])
+            row = MessageRow(
+                r.id, r.position, r.seq, r.head, [], getattr(r, "checked", None), [], getattr(r, "created_at", None)
+            )
             by_key[getattr(r, key)] = row
             out.append(row)
         for p in part_rows:

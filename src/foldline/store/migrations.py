@@ -211,6 +211,15 @@ def _text_rows(row: Row[Any]) -> list[dict[str, object]]:
     return out
 
 
+# -- 3: tokens that expire, and when each was last used ----------------------------------------
+
+
+def tokens_v3(conn: Connection, backend: Backend) -> None:
+    """``tokens.expires_at`` (none: it never expires) and ``tokens.last_used_at``, both ISO 8601 UTC."""
+    conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN expires_at TEXT")
+    conn.exec_driver_sql("ALTER TABLE tokens ADD COLUMN last_used_at TEXT")
+
+
 # -- 5: messages.checked, the read stamp a message's write was validated under --------------
 
 

@@ -42,6 +42,7 @@ NEED_PG_TRGM = (
 )
 
 CHANNEL = "foldline_changes"
+RECENT_BUDGET = 128  # newest chunks a search reads straight before it asks the trigram index
 log = logging.getLogger("foldline")
 
 
@@ -91,7 +92,7 @@ class PostgresStore(Store):
         by_position: dict[int, MessageRow] = {}
         out = []
         for r in reversed(rows):
-            row = by_position[r[9]] = MessageRow(r[1], r[9], r[10], r[2], [], r[3], [])
+            row = by_position[r[9]] = MessageRow(r[1], r[9], r[10], r[2], [], r[3], [], r[4])
             out.append(row)
         for r in sorted((r for r in found if r[0] == 2), key=lambda r: (r[9], r[10])):  # position, index
             owner = by_position.get(r[9])
@@ -126,8 +127,8 @@ class PostgresStore(Store):
             one = union_all(
                 select(literal(0), c.c.id, c.c.workspace_id, c.c.owner_id, c.c.parent_id, c.c.call_id, c.c.title,
                        c.c.created_at, c.c.updated_at, c.c.seq, number),
-                select(literal(1), m.c.id, m.c.head, m.c.checked, text_, text_, text_, text_, text_, m.c.position,
-                       m.c.seq),
+                select(literal(1), m.c.id, m.c.head, m.c.checked, m.c.created_at, text_, text_, text_, text_,
+                       m.c.position, m.c.seq),
                 select(literal(2), p.c.tool, p.c.body, p.c.ref, text_, text_, text_, text_, text_, p.c.position,
                        p.c.idx),
             )  # fmt: skip
@@ -163,6 +164,40 @@ class PostgresStore(Store):
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # ILIKE with %, _ and \ escaped; the GIN index serves terms of 3 code points or more.
         return part_text, part_text.c.id, [part_text.c.text.ilike(like_pattern(t), escape="\\") for t in terms]
+
+    def matching_ids(
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int
+    ) -> list[int] | None:
+        """Two paths, chosen here rather than by the planner, which cannot price the chunks'
+        TOAST: first the newest chunks of the visible conversations, read straight up to a small
+        budget (a common word fills the page there); then, if the page is not full, the trigram
+        index alone, made to run first (a rare word: a bitmap of the few chunks that can hold it),
+        and only its matches are kept to the visible conversations and ordered."""
+        t = part_text.c
+        scope: list[ColumnElement[bool]] = [t.conversation_id.in_(visible.scalar_subquery())]
+        if upto is not None:
+            scope.append(t.id <= upto)
+        recent = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(RECENT_BUDGET).cte("recent")
+        first = (
+            select(recent.c.id)
+            .where(*(recent.c.text.ilike(like_pattern(term), escape="\\") for term in terms))
+            .order_by(recent.c.id.desc())
+            .limit(limit)
+        )
+        found = list(conn.execute(first).scalars())
+        if len(found) >= limit:
+            return found
+        conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
+        matched = [t.text.ilike(like_pattern(term), escape="\\") for term in terms]
+        bounded = [t.id <= upto] if upto is not None else []
+        hits = select(t.id, t.conversation_id).where(*matched, *bounded).cte("hits").prefix_with("MATERIALIZED")
+        rest = (
+            select(hits.c.id)
+            .where(hits.c.conversation_id.in_(visible.scalar_subquery()))
+            .order_by(hits.c.id.desc())
+            .limit(limit)
+        )
+        return list(conn.execute(rest).scalars())
 
     def plan_search(self, conn: Connection) -> None:
         # The chunks live in TOAST, whose reading the planner does not cost: left alone it scans

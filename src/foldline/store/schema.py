@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, add_v5_checked, create_v1, create_v2
+from .migrations import Backend, add_v5_checked, create_v1, create_v2, tokens_v3
 
 metadata = MetaData()
 
@@ -51,6 +51,8 @@ tokens = Table(
     Column("account_id", String(ID), nullable=False, index=True),
     Column("label", Text, nullable=False, default=""),
     Column("created_at", Text, nullable=False),
+    Column("expires_at", Text),  # ISO 8601 UTC; none: the token never expires (migration 3)
+    Column("last_used_at", Text),  # written at most every few minutes, not on every request
 )
 
 workspaces = Table(
@@ -163,6 +165,7 @@ part_text = Table(
 MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
     (2, "searchable text in chunks, indexed (FTS5 trigram / pg_trgm)", create_v2),
-    # 3 and 4 are taken by work under way on other branches (tokens' use and expiry, …).
+    (3, "tokens that expire, and when each was last used", tokens_v3),
+    # 4 is taken by work under way on another branch.
     (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
 ]

@@ -78,6 +78,14 @@ class TextStore:
     def plan_search(self, conn: Connection) -> None:
         """Steer the planner of the search that ``conn``'s transaction is about to run."""
 
+    def matching_ids(
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int
+    ) -> list[int] | None:
+        """The newest ``limit`` chunk ids (at most ``upto``) holding every term, among the chunks
+        of the conversations ``visible`` selects; ``None`` when the engine's one query is best
+        (SQLite's FTS5 walks its index newest first by itself)."""
+        return None
+
     def storable_text(self, text: str) -> str:
         """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
         return text
@@ -164,7 +172,19 @@ class TextStore:
         if upto is not None:
             query = query.where(chunk_id <= upto)
         query = query.order_by(chunk_id.desc()).limit(limit)
+        visible = select(conv.c.id).join(
+            members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id)
+        )
+        if workspace_id is not None:
+            visible = visible.where(conv.c.workspace_id == workspace_id)
+        if agent_id is not None:
+            visible = visible.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
         with self.read() as conn:
+            ids = self.matching_ids(conn, terms, visible, upto, limit)
+            if ids is not None:  # found first, by the engine's best path: the joins see only these
+                if not ids:
+                    return []
+                query = query.where(chunk_id.in_(ids))
             self.plan_search(conn)
             return [TextRow(**row._asdict()) for row in conn.execute(query)]
 

@@ -1,0 +1,53 @@
+"""axe-core on the panel: no serious or critical violation on sign-in, the agents list and a transcript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import Page, expect
+
+from .conftest import Panel
+from .test_panel import open_agent
+
+pytestmark = pytest.mark.browser
+
+AXE = Axe()
+
+
+def serious(page: Page) -> list[str]:
+    """Each serious or critical violation: its rule, and where (the first few elements)."""
+    results = AXE.run(page)
+    found: list[dict[str, Any]] = results.response["violations"]
+    return [
+        f"{v['id']} ({v['impact']}): " + "; ".join(str(n["target"]) for n in v["nodes"][:5])
+        for v in found
+        if v.get("impact") in ("serious", "critical")
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_sign_in_has_no_serious_violation(page: Page, panel: Panel, scheme: str) -> None:
+    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    page.goto("/signin")
+    expect(page.locator("form")).to_be_visible()
+    assert serious(page) == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_agents_list_has_no_serious_violation(signed_in: Page, panel: Panel, scheme: str) -> None:
+    panel.agent("an agent for axe")
+    signed_in.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    signed_in.goto("/")
+    signed_in.locator(".agent-list li").first.wait_for()
+    assert serious(signed_in) == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_a_real_transcript_has_no_serious_violation(signed_in: Page, largest_session: str, scheme: str) -> None:
+    signed_in.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    open_agent(signed_in, largest_session)
+    signed_in.locator("details.tool").first.wait_for()
+    signed_in.locator("details.tool > summary").last.click()  # an open fold too: its input and output
+    assert serious(signed_in) == []

@@ -1,0 +1,78 @@
+"""Claude Code's own markup drawn for what it is: commands as chips, meta folded away, compaction marked."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import Panel
+from .test_panel import open_agent
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_real_sessions_command_caveat_and_compaction_are_drawn_for_what_they_are(
+    signed_in: Page, largest_session: str
+) -> None:
+    open_agent(signed_in, largest_session)
+    signed_in.click("text=Jump to the start")
+    expect(signed_in.locator(".older")).to_be_hidden()
+    first, command, output = (signed_in.locator("article.msg").nth(i) for i in range(3))
+    # The caveat Claude Code writes before a local command: a closed fold, not a prompt.
+    caveat = first.locator("details.fold.meta")
+    expect(caveat.locator("summary .kind")).to_have_text("Caveat")
+    assert caveat.get_attribute("open") is None
+    expect(first).to_have_class("msg role-user cc")
+    # "/clear" is a small chip; its empty output says so; neither shows a tag or a User head.
+    expect(command.locator(".command-chip")).to_have_text("/clear")
+    expect(output.locator(".cc-output")).to_contain_text("(no output)")
+    for article in (command, output):
+        expect(article.locator(".msg-head")).to_be_hidden()
+    main = signed_in.locator("main .messages").inner_text()
+    for tag in ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-caveat>"):
+        assert tag not in main
+    # The compaction: the boundary is marked, the long summary folded away under its name.
+    summary = signed_in.locator("details.fold.compact")
+    expect(summary).to_have_count(1)
+    expect(summary.locator("summary .kind")).to_have_text("Compaction summary")
+    assert summary.get_attribute("open") is None
+    assert summary.locator("summary").bounding_box()["height"] <= 22  # type: ignore[index]
+    expect(signed_in.locator("article.compact-boundary")).to_contain_text("Conversation compacted")
+
+
+def test_system_reminders_fold_away_and_command_output_is_text(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("reminders")
+    prompt = panel.put(
+        agent,
+        "user",
+        [{"type": "text", "text": "Fix the test.<system-reminder>\nThe todo list is empty.\n</system-reminder>"}],
+    )
+    panel.put(
+        agent,
+        "user",
+        [{"type": "text", "text": "<command-name>/model</command-name>\n<command-args>opus</command-args>"}],
+    )
+    shown = panel.put(
+        agent,
+        "user",
+        [
+            {
+                "type": "text",
+                "text": "<local-command-stdout>Set model to <b>opus</b>\x1b[1m!\x1b[0m</local-command-stdout>",
+            }
+        ],
+    )
+    open_agent(signed_in, agent)
+    part = signed_in.locator(f'[data-message="{prompt}"][data-part="0"]')
+    expect(part.locator(".md")).to_have_text("Fix the test.")
+    reminder = part.locator("details.reminder")
+    expect(reminder.locator("summary")).to_contain_text("System reminder")
+    assert reminder.get_attribute("open") is None
+    reminder.locator("summary").click()
+    expect(reminder.locator("pre")).to_have_text("The todo list is empty.")
+    expect(signed_in.locator(".command-chip")).to_have_text("/model")
+    expect(signed_in.locator(".command-args")).to_have_text("opus")
+    out = signed_in.locator(f'[data-message="{shown}"] pre.cc-out')
+    expect(out).to_have_text("Set model to <b>opus</b>!")  # drawn as text: the tag is shown, ANSI rendered
+    expect(out.locator("b")).to_have_count(0)
+    expect(out.locator(".ansi-bold")).to_have_text("!")

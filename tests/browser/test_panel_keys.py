@@ -1,0 +1,77 @@
+"""The keyboard: j/k between messages, [/] between prompts, g/G, o/Enter opens a fold, ? lists the keys."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import Panel
+from .test_panel import count_parts, open_agent
+
+pytestmark = pytest.mark.browser
+
+
+def current(page: Page) -> str | None:
+    found: str | None = page.evaluate("document.activeElement.closest('article.msg')?.dataset.id ?? null")
+    return found
+
+
+def test_j_k_brackets_g_and_o_move_around_a_transcript_and_open_folds(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("keys")
+    ids: list[str] = []
+    prompts: list[str] = []
+    for turn in range(3):
+        prompts.append(panel.put(agent, "user", [{"type": "text", "text": f"prompt {turn}"}]))
+        ids.append(prompts[-1])
+        for step in range(2):
+            ids.append(
+                panel.put(
+                    agent,
+                    "assistant",
+                    [
+                        {"type": "reasoning", "text": f"thinking {turn}.{step} " + "x" * 6000, "state": "done"},
+                        {"type": "text", "text": f"answer {turn}.{step}"},
+                    ],
+                )
+            )
+    open_agent(signed_in, agent)
+    reads = count_parts(signed_in)
+    signed_in.keyboard.press("G")
+    assert current(signed_in) == ids[-1]
+    signed_in.keyboard.press("k")
+    assert current(signed_in) == ids[-2]
+    signed_in.keyboard.press("[")
+    assert current(signed_in) == prompts[2]
+    signed_in.keyboard.press("[")
+    assert current(signed_in) == prompts[1]
+    signed_in.keyboard.press("]")
+    assert current(signed_in) == prompts[2]
+    signed_in.keyboard.press("j")
+    assert current(signed_in) == ids[-2]
+    expect(signed_in.locator(f'article[data-id="{ids[-2]}"]')).to_have_class("msg role-assistant kbd-current")
+    # o opens the message's first fold as a person's click would: the cut thought is read whole.
+    fold = signed_in.locator(f'details[data-message="{ids[-2]}"][data-part="0"]')
+    assert fold.get_attribute("open") is None
+    signed_in.keyboard.press("o")
+    expect(fold).to_have_attribute("open", "")
+    expect(fold.locator(".thought-text")).to_have_count(1)  # read whole: head and tail became one text
+    assert len(reads) == 1 and f"/messages/{ids[-2]}/parts/0" in reads[0]
+    signed_in.keyboard.press("o")
+    expect(fold).not_to_have_attribute("open", "")
+    # Enter on the current message opens too; Enter on a summary stays the summary's own.
+    signed_in.keyboard.press("Enter")
+    expect(fold).to_have_attribute("open", "")
+    signed_in.keyboard.press("g")
+    assert current(signed_in) == ids[0]
+    # `/` still opens the search box; ? lists the keys, Escape closes the list.
+    signed_in.keyboard.press("?")
+    dialog = signed_in.locator("dialog.keys-dialog")
+    expect(dialog).to_be_visible()
+    expect(dialog.locator("kbd", has_text="j")).to_have_count(1)
+    expect(dialog).to_contain_text("previous prompt of a person")
+    signed_in.keyboard.press("Escape")
+    expect(dialog).to_be_hidden()
+    signed_in.keyboard.press("/")
+    expect(signed_in.locator("dialog.search-dialog")).to_be_visible()
+    signed_in.keyboard.press("j")  # typing in the search box, not moving
+    expect(signed_in.locator(".search-input")).to_have_value("j")
