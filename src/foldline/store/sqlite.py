@@ -173,9 +173,9 @@ def _on_connect(dbapi_conn: Any, synchronous: str) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
     dbapi_conn.isolation_level = None
     cursor = dbapi_conn.cursor()
+    cursor.execute("PRAGMA busy_timeout=30000")  # first: switching to WAL may wait on another connection
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA synchronous={synchronous}")
-    cursor.execute("PRAGMA busy_timeout=30000")
     cursor.close()
     dbapi_conn.create_function("foldline_contains", 2, _contains, deterministic=True)
     dbapi_conn.create_function("foldline_fts_text", 1, _fts_text, deterministic=True)
