@@ -16,10 +16,8 @@ thread-switch interval.)
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -29,14 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import psycopg
+from databases import postgres_url, sqlite_url
 from throughput import foldline as serve_process
 
 from foldline.settings import Settings
 from foldline.store import open_store
 from foldline.transcripts import Transcripts
 
-PG_ADMIN = os.environ.get("FOLDLINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 TURNS = 50
 PAGE = 50
 CUT_ROUNDS = 100
@@ -160,22 +157,6 @@ def measure(backend: str, sizes: list[str], transcripts: Transcripts) -> list[Ro
             print(format_row(rows[-1]), flush=True)
     return rows
 
-
-@contextmanager
-def sqlite_url() -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        yield str(Path(tmp) / "bench.db")
-
-
-@contextmanager
-def postgres_url() -> Iterator[str]:
-    name = f"foldline_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 BACKENDS = {"SQLite": sqlite_url, "PostgreSQL": postgres_url}

@@ -24,7 +24,7 @@ throughput on a fresh store with the index as it is, with the engine's index off
 searchable text at all; a 64 KB slice of the 1 MB part against the same of the biggest part; and
 the server's peak memory (VmHWM, a fresh server process) while it sends the biggest part whole.
 
-PostgreSQL is a fresh database made at ``FOLDLINE_TEST_PG`` (default the local test server) and
+PostgreSQL is a fresh database made at ``FOLDLINE_BENCH_PG`` (default the local server; bench/databases.py) and
 dropped after; SQLite a file in a temp directory, removed after. Servers listen on 127.0.0.1.
 """
 
@@ -45,16 +45,16 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager, ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import orjson
-import psycopg
+from databases import postgres_url, sqlite_url
 from sqlalchemy import text
 
 from foldline.errors import Invalid
@@ -68,7 +68,6 @@ from foldline.transcripts import Transcripts
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"
 DOC = ROOT / "docs" / "benchmarks.md"
-PG_ADMIN = os.environ.get("FOLDLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 SEED = 20261130
 RUNS = 40  # timed runs of each query at each step (fewer when one run is slow: see BUDGET)
 BUDGET = 30.0  # seconds of timed runs per query and step at most (at least MIN_RUNS)
@@ -576,22 +575,6 @@ def no_engine_index(store: Store, backend: str) -> None:
         with store.engine.begin() as conn:
             conn.exec_driver_sql("DROP INDEX part_text_trgm")
 
-
-@contextmanager
-def sqlite_url() -> Iterator[str]:
-    with tempfile.TemporaryDirectory(prefix="foldline-bench-") as tmp:
-        yield str(Path(tmp) / "bench.db")
-
-
-@contextmanager
-def postgres_url() -> Iterator[str]:
-    name = f"foldline_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 BACKENDS: dict[str, tuple[str, Callable[[], AbstractContextManager[str]]]] = {

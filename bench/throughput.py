@@ -39,19 +39,16 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
-import psycopg
+from databases import postgres_url, sqlite_url
 
 from foldline.settings import Settings
 from foldline.store import StoredPart
 from foldline.transcripts import Transcripts
 
-PG_ADMIN = os.environ.get("FOLDLINE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/postgres")
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 HERE = Path(__file__).resolve().parent
 PAGE = 50
@@ -311,22 +308,6 @@ def measure_memory(backend: str, url: str, ids: dict[str, str]) -> list[Memory]:
             server.stop()
     return out
 
-
-@contextmanager
-def sqlite_url() -> Iterator[str]:
-    with tempfile.TemporaryDirectory() as tmp:
-        yield str(Path(tmp) / "bench.db")
-
-
-@contextmanager
-def postgres_url() -> Iterator[str]:
-    name = f"foldline_bench_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 BACKENDS = {"SQLite": sqlite_url, "PostgreSQL": postgres_url}

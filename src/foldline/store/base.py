@@ -835,21 +835,8 @@ class Store(TextStore):
 
     def part(self, conv: Conversation, message_id: str, index: int) -> tuple[str, str | None] | None:
         """One whole part (its JSON and tool), read by message id under the conversation's owner."""
-        query = (
-            select(parts.c.body, parts.c.tool)
-            .join(
-                messages,
-                and_(messages.c.conversation_id == parts.c.conversation_id, messages.c.id == parts.c.message_id),
-            )
-            .where(
-                parts.c.conversation_id == conv.id,
-                parts.c.message_id == message_id,
-                parts.c.idx == index,
-                messages.c.owner_id == conv.owner_id,
-            )
-        )
         with self.read() as conn:
-            row = conn.execute(query).first()
+            row = conn.execute(self._part_query(conv, message_id, index, parts.c.body)).first()
         return (row.body, row.tool) if row else None
 
     def counts(self, conversation_ids: Sequence[str]) -> dict[str, int]:

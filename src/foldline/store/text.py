@@ -18,6 +18,11 @@ from .chunks import CHUNK, FieldText, chunk_rows
 from .schema import conversations, members, messages, part_text, parts
 
 
+def chunk_of_part(t: Any) -> Any:
+    """The join of a chunk (``part_text`` columns ``t``) to its part."""
+    return and_(parts.c.conversation_id == t.conversation_id, parts.c.message_id == t.message_id, parts.c.idx == t.idx)
+
+
 @dataclass(frozen=True, slots=True)
 class TextRow:
     """One chunk that matched a search, with what a hit needs to say where it is."""
@@ -154,14 +159,7 @@ class TextStore:
                     messages.c.owner_id == conv.c.owner_id,
                 ),
             )
-            .join(
-                parts,
-                and_(
-                    parts.c.conversation_id == t.conversation_id,
-                    parts.c.message_id == t.message_id,
-                    parts.c.idx == t.idx,
-                ),
-            )
+            .join(parts, chunk_of_part(t))
             .outerjoin(parent, parent.c.id == conv.c.parent_id)
             .where(*matched)
         )
@@ -210,14 +208,7 @@ class TextStore:
                     messages.c.owner_id == owner_id,
                 ),
             )
-            .join(
-                parts,
-                and_(
-                    parts.c.conversation_id == t.conversation_id,
-                    parts.c.message_id == t.message_id,
-                    parts.c.idx == t.idx,
-                ),
-            )
+            .join(parts, chunk_of_part(t))
             .where(of_field, t.start == 0)
         )
         with self.read() as conn:
