@@ -4,6 +4,7 @@ a slice reads only its chunks, and migration 2 indexes the parts a store already
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,8 +108,8 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    # a store made before search: every migration but the one that brings it
-    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 2])
+    # a store made before search: every migration but the ones that bring and remake its index
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] not in (2, 6)])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -123,9 +124,11 @@ def test_migration_2_indexes_the_parts_already_stored(
             t.put_message(account["id"], agent, message_id, message)
         monkeypatch.undo()
         caplog.set_level(logging.INFO, logger="foldline")
-        assert store.migrate() == [2]
+        assert store.migrate() == [2, 6]
         assert "search index: 450 of 450 parts" in caplog.text
         assert "search index: 200 of 450 parts" in caplog.text
+        if fresh_url.startswith("sqlite"):  # migration 6 indexed every chunk row again
+            assert re.search(r"search index: (\d+) of \1 chunk rows", caplog.text)
         hits: list[dict[str, Any]] = []
         cursor = None
         while True:
@@ -220,3 +223,41 @@ def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: S
     transcripts.put_message(account, agent, message_id, user("\x00 replaced", message_id))
     assert transcripts.search(account, word, agent=agent)["hits"] == []
     assert [h["start"] for h in transcripts.search(account, "replaced", agent=agent)["hits"]] == [2]
+
+
+def test_a_phrase_matches_as_written_not_as_its_trigrams(transcripts: Transcripts, me: tuple[str, str]) -> None:
+    # The index keeps which rows hold a trigram, not where: a row holding every trigram of the
+    # phrase in another order is let through by it and must still not be a hit.
+    account, agent = me
+    word = uuid.uuid4().hex[:6]
+    scattered, written = new_id(), new_id()
+    transcripts.put_message(account, agent, scattered, user(f"{word[:4]} {word[2:]} {word[1:5]}", scattered))
+    transcripts.put_message(account, agent, written, user(f"{word}", written))
+    assert [h["message_id"] for h in transcripts.search(account, word, agent=agent)["hits"]] == [written]
+
+
+def test_migration_6_remakes_the_index_and_keeps_every_hit(fresh_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 6])
+    store = open_store(fresh_url)
+    try:
+        t = Transcripts(store)
+        account = t.create_account("before 6")
+        workspace = t.create_workspace("before 6", [account["id"]])
+        agent = t.create_agent(account["id"], workspace["id"])["id"]
+        ids = [new_id() for _ in range(30)]
+        for n, message_id in enumerate(ids):
+            t.put_message(account["id"], agent, message_id, user(f"say {n}: Needle-Six and more", message_id))
+        t.put_message(account["id"], agent, ids[3], user("replaced before the migration", ids[3]))
+        monkeypatch.undo()
+        assert store.migrate() == [6]
+        found = {h["message_id"] for h in t.search(account["id"], "needle-six", limit=100)["hits"]}
+        assert found == set(ids) - {ids[3]}
+        assert [h["message_id"] for h in t.search(account["id"], '"before the migration"')["hits"]] == [ids[3]]
+        t.put_message(account["id"], agent, ids[4], user("gone", ids[4]))  # kept in each write from now on
+        assert ids[4] not in {h["message_id"] for h in t.search(account["id"], "needle-six", limit=100)["hits"]}
+        if store.engine.dialect.name == "sqlite":
+            with store.engine.connect() as conn:
+                made = conn.exec_driver_sql("SELECT sql FROM sqlite_master WHERE name = 'part_text_fts'").scalar_one()
+            assert "detail='none'" in made
+    finally:
+        store.close()

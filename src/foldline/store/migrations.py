@@ -50,6 +50,8 @@ class Backend(Protocol):
 
     def finish_text_index(self, conn: Connection) -> None: ...
 
+    def rebuild_text_index(self, conn: Connection) -> None: ...
+
 
 # -- 1: accounts, workspaces, conversations, messages, parts (as first shipped) ------------
 
@@ -226,3 +228,12 @@ def tokens_v3(conn: Connection, backend: Backend) -> None:
 def add_v5_checked(conn: Connection, backend: Backend) -> None:
     """A nullable column: messages stored before it (NULL) keep every read-time check."""
     conn.exec_driver_sql("ALTER TABLE messages ADD COLUMN checked TEXT")
+
+
+# -- 6: the text index keeps rows, not positions (SQLite FTS5 detail='none') -------------------
+
+
+def text_index_v6(conn: Connection, backend: Backend) -> None:
+    """SQLite's FTS5 table made anew without positions and every chunk indexed again, logging
+    its progress (PostgreSQL's GIN index is left as it is)."""
+    backend.rebuild_text_index(conn)

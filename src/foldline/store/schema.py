@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, add_v5_checked, create_v1, create_v2, tokens_v3
+from .migrations import Backend, add_v5_checked, create_v1, create_v2, text_index_v6, tokens_v3
 
 metadata = MetaData()
 
@@ -166,6 +166,7 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
     (2, "searchable text in chunks, indexed (FTS5 trigram / pg_trgm)", create_v2),
     (3, "tokens that expire, and when each was last used", tokens_v3),
-    # 4 is taken by work under way on another branch.
+    # 4 was never shipped.
     (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
+    (6, "the text index keeps rows, not positions (SQLite FTS5 detail='none')", text_index_v6),
 ]

@@ -29,9 +29,25 @@ def contains(text: str, term: str) -> bool:
     return pattern(term).search(text) is not None
 
 
+PROBES = 24  # trigrams of one term asked of the index at most (the match is checked whole after)
+
+
+def trigrams(term: str) -> list[str]:
+    """The distinct trigrams of ``term`` the index is asked for: all of them up to ``PROBES``,
+    else ``PROBES`` spread evenly from its first to its last (the index only narrows the rows;
+    the whole term is checked on each row it lets through)."""
+    every = list(dict.fromkeys(term[i : i + TRIGRAM] for i in range(len(term) - TRIGRAM + 1)))
+    if len(every) <= PROBES:
+        return every
+    step = (len(every) - 1) / (PROBES - 1)
+    return [every[round(i * step)] for i in range(PROBES)]
+
+
 def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 query that every term must match, each as a literal string."""
-    return " AND ".join('"' + term.replace('"', '""') + '"' for term in terms)
+    """An FTS5 query for rows holding every trigram of every term, each a literal string (the
+    index keeps no positions, so it cannot match a phrase: it narrows, :func:`contains` decides)."""
+    grams = dict.fromkeys(g for term in terms for g in trigrams(term))
+    return " AND ".join('"' + gram.replace('"', '""') + '"' for gram in grams)
 
 
 def like_pattern(term: str) -> str:

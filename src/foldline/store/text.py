@@ -69,6 +69,9 @@ class TextStore:
     def index_texts_after(self, conn: Connection, after_id: int) -> None:
         """Add the chunk rows with an id over ``after_id`` to an index that is not kept by itself."""
 
+    def rebuild_text_index(self, conn: Connection) -> None:
+        """Make the engine's text index anew over every chunk row (migration 6)."""
+
     def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         """Add a message's (new) chunk rows to an index that is not kept by itself."""
 
