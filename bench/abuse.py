@@ -3,8 +3,8 @@
     .venv/bin/python bench/abuse.py                    # prints the table and writes docs/benchmarks.md
     .venv/bin/python bench/abuse.py --part-mb 20 --streams 500 --slow 300 --no-write   # a quick run
 
-Runs `foldline serve` as its own process on a fresh SQLite file (127.0.0.1 only; every loop is
-bounded in count and time), then:
+Runs `foldline serve` as its own process on a fresh SQLite file and then on a fresh PostgreSQL
+database (`--backends`; 127.0.0.1 only; every loop is bounded in count and time), then on each:
 
 1. memory: the server's peak RSS while N clients read one big part whole at once (four accounts,
    since each may read only four parts whole at a time), against the part's size;
@@ -32,6 +32,7 @@ import uuid
 from pathlib import Path
 
 import httpx
+from databases import postgres_url, sqlite_url
 
 from foldline.settings import Settings
 from foldline.transcripts import Transcripts
@@ -79,8 +80,8 @@ def prepare(db: str, part_mb: int, accounts: int) -> dict[str, object]:
     return {"members": members, "big": big, "mid": mid, "small": small, "part_bytes": len(output.encode())}
 
 
-def serve(db: str, port: int) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "FOLDLINE_DB": db, "HOME": str(Path(db).parent)}
+def serve(db: str, port: int, home: str) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "FOLDLINE_DB": db, "HOME": home}
     command = [sys.executable, "-m", "foldline.cli", "serve", "--port", str(port), "--no-import"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
@@ -206,15 +207,39 @@ def main() -> None:
     parser.add_argument("--readers", type=int, default=8)
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--slow", type=int, default=1000)
+    parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, max(soft, 8192)), hard))
-    with tempfile.TemporaryDirectory() as tmp:
-        db = str(Path(tmp) / "abuse.db")
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    columns = {NAMES[b]: measure(b, args) for b in backends}
+    rows = [
+        (f"peak server memory, {args.readers} clients reading a {args.part_mb} MB part whole", "≤ 2× the part"),
+        ("another user's page, no streams open: p50 / p99", ""),
+        (f"the same with {args.streams} idle event streams open", "p99 < 200 ms"),
+        ("one account's stream past its cap of 50", "429"),
+        (f"another user's page with {args.slow} slow-header connections hanging", ""),
+        ("95% of those slow connections dropped after", "the header deadline (10 s)"),
+    ]
+    lines = ["| what | " + " | ".join(columns) + " | goal |", "|---|" + "---:|" * len(columns) + "---|"]
+    for n, (what, goal) in enumerate(rows):
+        lines.append(f"| {what} | " + " | ".join(c[n] for c in columns.values()) + f" | {goal} |")
+    table = "\n".join(lines)
+    print(table)
+    if not args.no_write:
+        write_doc(table, args)
+
+
+NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
+
+
+def measure(backend: str, args: argparse.Namespace) -> list[str]:
+    """One backend's column of the table: a fresh database, a server process, every measure."""
+    with tempfile.TemporaryDirectory() as home, (sqlite_url() if backend == "sqlite" else postgres_url()) as db:
         world = prepare(db, args.part_mb, accounts=max(4, args.streams // 50 + 2))
         port = free_port()
-        proc = serve(db, port)
+        proc = serve(db, port, home)
         base = f"http://127.0.0.1:{port}"
         try:
             peak, before = whole_reads(base, proc.pid, world, args.readers)
@@ -229,30 +254,22 @@ def main() -> None:
                 proc.kill()
                 proc.wait(20)
     part_mb = int(world["part_bytes"]) / 1e6  # type: ignore[call-overload]
-    lines = [
-        "| what | measured | goal |",
-        "|---|---:|---|",
-        f"| peak server memory, {args.readers} clients reading a {part_mb:.0f} MB part whole | "
+    return [
         f"{(peak - before) / 1000:.0f} MB over {before / 1000:.0f} MB at rest "
-        f"({(peak - before) / 1000 / part_mb:.2f}× the part) "
-        "| ≤ 2× the part plus a constant |",
-        f"| another user's page, no streams open: p50 / p99 | {quiet[0]:.1f} / {quiet[1]:.1f} ms | |",
-        f"| the same with {opened} idle event streams open | {p50:.1f} / {p99:.1f} ms | p99 < 200 ms |",
-        f"| one account's stream past its cap of 50 | HTTP {extra} | 429 |",
-        f"| another user's page with {args.slow} slow-header connections hanging | {s50:.1f} / {s99:.1f} ms | |",
-        f"| 95% of those slow connections dropped after | {dropped:.1f} s | the header deadline (10 s) |",
+        f"({(peak - before) / 1000 / part_mb:.2f}× the part)",
+        f"{quiet[0]:.1f} / {quiet[1]:.1f} ms",
+        f"{p50:.1f} / {p99:.1f} ms ({opened} open)",
+        f"HTTP {extra}",
+        f"{s50:.1f} / {s99:.1f} ms",
+        f"{dropped:.1f} s",
     ]
-    table = "\n".join(lines)
-    print(table)
-    if not args.no_write:
-        write_doc(table, args)
 
 
 def write_doc(table: str, args: argparse.Namespace) -> None:
     text = DOC.read_text()
     head = "## Abuse (`bench/abuse.py`)"
     body = (
-        f"{head}\n\nOne `foldline serve` process on SQLite, 127.0.0.1, defaults as shipped "
+        f"{head}\n\nOne `foldline serve` process on each backend, 127.0.0.1, defaults as shipped "
         f"(`--part-mb {args.part_mb} --readers {args.readers} --streams {args.streams} --slow {args.slow}`). "
         "Medians and p99 of 200 reads of a 15-message cut page; memory is the server's RSS.\n\n" + table + "\n"
     )

@@ -32,7 +32,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError
 
 from ..registry import TextTools
-from .base import Conversation, MessageRow, PageRead, Store
+from .base import Conversation, MessageRow, PageRead, Store, StoredBody
 from .schema import messages, part_text, parts
 from .terms import like_pattern
 
@@ -100,6 +100,24 @@ class PostgresStore(Store):
                 owner.parts.append((r[10], r[2], r[3]))
                 owner.tools.append(r[1])
         return PageRead(conv, out, more, conv.seq)
+
+    def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
+        # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
+        # its size). So PostgreSQL itself cuts the part's UTF-8 into slices, sent as rows one at
+        # a time, in the snapshot that found it: this process holds one slice, PostgreSQL the part.
+        size = func.octet_length(parts.c.body).label("size")
+        conn = self.engine.connect().execution_options(isolation_level="REPEATABLE READ")
+        try:
+            conn.begin()
+            found = conn.execute(self._part_query(conv, message_id, index, size)).first()
+        except BaseException:
+            conn.close()
+            raise
+        if found is None:
+            conn.close()
+            return None
+        key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
+        return StoredBody(found.tool, found.checked, found.size, _sliced(conn, key, found.size))
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         # One array parameter, not one parameter per name: the statement stays short enough for
@@ -222,3 +240,32 @@ def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) ->
         except psycopg.Error as exc:
             log.warning("lost the PostgreSQL notice connection (%s); polling until it is back", exc)
             stop.wait(2.0)
+
+
+SLICE = 1 << 20
+
+
+# The part's UTF-8 made once (MATERIALIZED: not once per slice), then cut in order (LATERAL).
+SLICES = """
+WITH p AS MATERIALIZED (
+  SELECT convert_to(body, 'UTF8') AS b FROM parts
+  WHERE conversation_id = %(conv)s AND message_id = %(message)s AND idx = %(idx)s
+)
+SELECT substring(p.b FROM s FOR %(slice)s)
+FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
+"""
+
+
+def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
+    """A part's bytes, read as they are asked for, one slice a row; ``conn`` (in the snapshot
+    that found the part) is closed at the end, or when the sending stops."""
+    try:
+        driver: Any = conn.connection.driver_connection
+        sent = 0
+        for (data,) in driver.cursor(binary=True).stream(SLICES, key):
+            sent += len(data)
+            yield data
+        if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
+            raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")
+    finally:
+        conn.close()
