@@ -45,6 +45,7 @@ from .store.text import TextRow
 __all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
 TURN_END_TRIES = 5
+RESTAMP_BATCH = 500  # messages looked at per step of `restamp`
 CALL_MAX = 256  # code points in a subagent's call id
 TITLE_MAX = 500  # code points in an agent's title
 TOKEN_CACHE_MAX = 10_000  # tokens remembered at once (past it, the cache starts again empty)
@@ -531,6 +532,33 @@ class Transcripts:
         if dated and row.created_at:
             out += (b',"createdAt":', orjson.dumps(row.created_at))
         out.append(b"}")
+
+    def restamp(self, progress: Callable[[int, int], None] = lambda stamped, left: None) -> tuple[int, int]:
+        """Stamp with :attr:`read_stamp` every stored message that passes today's read checks
+        (those stored before stamps, or under another registry's metadata schemas), so their
+        reads send them as stored; ``progress(stamped, kept)`` after each batch. A message that
+        fails them is kept as it is and keeps every check on each read. Nothing is rewritten and
+        no follower is told. Returns (stamped, kept)."""
+        stamped = kept = 0
+        after: tuple[str, str] | None = None
+        while batch := self._store.unstamped(self.read_stamp, after, RESTAMP_BATCH):
+            for conv, message_id in batch:
+                row = self._store.message(conv, message_id)
+                message = self._whole_or_none(row) if row is not None else None
+                sound = message is not None and self._passes_read_checks(message)
+                if sound and row is not None and self._store.stamp(conv, message_id, row.seq, self.read_stamp):
+                    stamped += 1
+                else:
+                    kept += 1
+            after = (batch[-1][0].id, batch[-1][1])
+            progress(stamped, kept)
+        return stamped, kept
+
+    def _whole_or_none(self, row: MessageRow) -> Json | None:
+        try:
+            return self._whole(row)
+        except Invalid:
+            return None
 
     def _passes_read_checks(self, message: Json) -> bool:
         """Whether a whole message passes every check a read runs (so it may be stamped)."""

@@ -26,6 +26,7 @@ from sqlalchemy import (
     null,
     or_,
     select,
+    tuple_,
     update,
 )
 
@@ -793,6 +794,40 @@ class Store(TextStore):
                 self._parts_query(conv, None).where(parts.c.message_id == message_id).order_by(parts.c.idx)
             ).all()
         return self._assemble([row], part_rows, key="position")[0]
+
+    def unstamped(self, stamp: str, after: tuple[str, str] | None, limit: int) -> list[tuple[Conversation, str]]:
+        """Up to ``limit`` messages not stamped ``stamp``, in key order after ``after`` (a
+        conversation id and a message id): each with its conversation."""
+        m = messages.c
+        query = (
+            self._conversation_query()
+            .add_columns(m.id.label("message_id"))
+            .join(messages, conversations.c.id == m.conversation_id)
+            .where(or_(m.checked.is_(None), m.checked != stamp))
+            .order_by(m.conversation_id, m.id)
+            .limit(limit)
+        )
+        if after is not None:
+            query = query.where(tuple_(m.conversation_id, m.id) > tuple_(*after))
+        with self.read() as conn:
+            rows = conn.execute(query).all()
+        out = []
+        for row in rows:
+            fields = row._asdict()
+            message_id = fields.pop("message_id")
+            out.append((Conversation(**fields), message_id))
+        return out
+
+    def stamp(self, conv: Conversation, message_id: str, seq: int, stamp: str) -> bool:
+        """Stamp one message as it stands, if the write ``seq`` made it (a rewrite since keeps
+        the stamp its own write gave it); the message is not written, so no one is told."""
+        with self.write() as conn:
+            done = conn.execute(
+                update(messages)
+                .where(messages.c.conversation_id == conv.id, messages.c.id == message_id, messages.c.seq == seq)
+                .values(checked=stamp)
+            )
+        return bool(done.rowcount)
 
     def last_message_id(self, conv: Conversation, role: str) -> str | None:
         """The id of the conversation's last message (by position) if it has this role, else None."""
