@@ -11,6 +11,7 @@ import orjson
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from ..errors import Unusable
 from ..importers import Summary, import_paths
 from ..importers.importer import Progress as Told
 from ..importers.watch import follow
@@ -18,6 +19,8 @@ from ..local import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service
+
+WHERE_LOGS = "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions"
 
 
 @contextmanager
@@ -48,7 +51,7 @@ def report(summary: Summary, as_json: bool) -> None:
 
 
 @click.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--db", default=default_db, show_default="$FOLDLINE_DB or foldline.db", help="A SQLite file or URL.")
 @click.option("--workspace", "workspace_id", help="Workspace id (default: the local workspace).")
 @click.option("--account", "account_id", help="Account id that owns the agents (default: the local account).")
@@ -58,6 +61,9 @@ def import_command(
     paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    missing = [p for p in paths if not Path(p).expanduser().exists()]
+    if missing:  # said before any store is opened or made
+        raise Unusable(f"no such file or folder: {', '.join(missing)}", WHERE_LOGS)
     file = sqlite_file(db)
     existed = file is None or file.exists()
     with service(db) as transcripts:
@@ -69,6 +75,10 @@ def import_command(
             workspace_id = workspace_id or local.workspace_id
         with progress_bar(not as_json) as told:
             summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
+        if summary.sessions == 0 and not watch:
+            passed = f" ({len(summary.skipped)} other files passed over)" if summary.skipped else ""
+            where = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+            raise Unusable(f"no Claude Code or Codex session logs in {where}{passed}", WHERE_LOGS)
         report(summary, as_json)
         if watch:
             folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
