@@ -100,12 +100,12 @@ class Unusable(Exception):
     its target (a file, a URL without its password, an address) and ``fix`` the likely remedy."""
 
     def __init__(self, problem: str, fix: str = "") -> None:
-        super().__init__(problem)
+        super().__init__(problem + (f"\n  {fix}" if fix else ""))
         self.problem = problem
         self.fix = fix
 
     def lines(self) -> str:
-        return self.problem + (f"\n  {self.fix}" if self.fix else "")
+        return str(self)
 
 
 def error_body(exc: FoldlineError) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import Unusable
-from ..importers import Summary, import_paths
+from ..importers import Summary, has_session_logs, import_paths
 from ..importers.importer import Progress as Told
 from ..importers.watch import follow
 from ..local import ensure_local
@@ -61,9 +61,13 @@ def import_command(
     paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    # Said before any store is opened or made. A watched folder may get its first log later.
     missing = [p for p in paths if not Path(p).expanduser().exists()]
-    if missing:  # said before any store is opened or made
+    if missing:
         raise Unusable(f"no such file or folder: {', '.join(missing)}", WHERE_LOGS)
+    if not watch and not has_session_logs(paths):
+        where = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+        raise Unusable(f"no Claude Code or Codex session logs in {where}", WHERE_LOGS)
     file = sqlite_file(db)
     existed = file is None or file.exists()
     with service(db) as transcripts:
@@ -75,10 +79,6 @@ def import_command(
             workspace_id = workspace_id or local.workspace_id
         with progress_bar(not as_json) as told:
             summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
-        if summary.sessions == 0 and not watch:
-            passed = f" ({len(summary.skipped)} other files passed over)" if summary.skipped else ""
-            where = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-            raise Unusable(f"no Claude Code or Codex session logs in {where}{passed}", WHERE_LOGS)
         report(summary, as_json)
         if watch:
             folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
