@@ -21,7 +21,8 @@ from foldline.cli import main
 from foldline.store import StoreError, explain, open_store
 
 ZERO = "00000000-0000-0000-0000-000000000000"
-SAMPLE = str(Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl")
+DATA = Path(__file__).parent / "data" / "transcripts"
+SAMPLE = str(DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl")
 SERVER = PG_ADMIN.rsplit("/", 1)[0]  # postgresql://postgres@127.0.0.1:5432
 
 

@@ -24,9 +24,17 @@ from .common import db_option, service, settings_for
     "--host",
     default="127.0.0.1",
     show_default=True,
+    envvar="FOLDLINE_HOST",
     help="The address to listen on: 127.0.0.1 is this machine only; 0.0.0.0 every network interface.",
 )
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535), help="The port to listen on.")
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    envvar="FOLDLINE_PORT",
+    type=click.IntRange(1, 65535),
+    help="The port to listen on.",
+)
 @click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
 @click.option(
     "--import/--no-import",
@@ -58,12 +66,12 @@ def run(
     background = watchers(transcripts, local) if watch else []
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     click.echo(f"Foldline on {shown(settings.db)}")
+    if host in ("0.0.0.0", "::"):
+        click.echo(f"  listening on every network interface: others reach it at this machine's address, port {port}")
     click.echo(f"  panel  {base}/signin#token={local.token}")
     click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
     click.echo(f"  spec   {base}/api/openapi.json")
     click.echo(f"  local workspace {local.workspace_id}")
-    if host in ("0.0.0.0", "::"):
-        click.echo(f"  listening on every network interface: others reach it at this machine's address, port {port}")
     if workers == 1:
         serving.run(create_app(transcripts, background), settings, host, port, log_level="info")
         return
