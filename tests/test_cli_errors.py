@@ -10,8 +10,10 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
+import psycopg
 import pytest
 from click.testing import CliRunner
 from conftest import BACKENDS, PG_ADMIN, make_url
@@ -95,6 +97,31 @@ def test_a_wrong_role_is_named_and_its_password_never_printed(tmp_path: Path) ->
     url = SERVER.replace("://postgres@", "://nobody_here:s3cret-pw@", 1) + "/test"
     said = refused(foldline(tmp_path, "account", "list", "--db", url), "no role nobody_here")
     assert "s3cret-pw" not in said and url.replace(":s3cret-pw", "") in said
+
+
+def test_a_role_that_may_not_make_tables_is_told_to_own_the_database(tmp_path: Path) -> None:
+    suffix = uuid.uuid4().hex[:10]
+    role, name = f"foldline_weak_{suffix}", f"foldline_notmine_{suffix}"
+    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            url = f"{SERVER}/{name}".replace("://postgres@", f"://{role}@", 1)
+            said = refused(foldline(tmp_path, "account", "list", "--db", url), url, "permission denied")
+            assert f"ALTER DATABASE {name} OWNER TO {role}" in said
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_a_setting_that_makes_no_sense_is_named(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "FOLDLINE_BOUND": "many"}
+    for args in (["account", "list"], ["serve", "--port", str(free_port())]):
+        command = [sys.executable, "-m", "foldline.cli", *args, "--db", str(tmp_path / "x.db")]
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+        refused(done, "FOLDLINE_BOUND must be a number, not 'many'")
 
 
 @pytest.mark.parametrize(

@@ -146,8 +146,13 @@ def raise_open_file_limit(wanted: int) -> int:
     return int(soft)
 
 
-# The protocol of worker processes (``--workers``), which read their settings from the environment.
-WorkerH11 = guarded(Settings())
+def __getattr__(name: str) -> Any:
+    """``WorkerH11``: the protocol of worker processes (``--workers``), which read their settings
+    from the environment; made when a worker asks for it, so a bad setting is said by the command
+    (not raised while ``foldline`` imports this module)."""
+    if name == "WorkerH11":
+        return guarded(Settings())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def config(app: Any, settings: Settings, host: str, port: int, **extra: Any) -> uvicorn.Config:
