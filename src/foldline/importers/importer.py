@@ -79,7 +79,7 @@ def import_paths(
     # checked before anything is read: no session belongs nowhere
     workspace_id = transcripts.check_member(account_id, workspace_id)
     groups, skipped = find_groups(paths)
-    summary = Summary(skipped=list(skipped), sessions=len(groups))
+    summary = Summary(skipped=list(skipped))
     writer = Writer(transcripts, account_id, workspace_id)
     total = sum(size(g) for g in groups)
     done = 0

@@ -13,7 +13,6 @@ class Summary:
     parts: int = 0  # parts of those messages
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     unchanged: int = 0  # sessions found already up to date
-    sessions: int = 0  # sessions found, whether they had anything new or not
 
     def add(self, other: Summary) -> None:
         self.agents += other.agents
@@ -21,7 +20,6 @@ class Summary:
         self.parts += other.parts
         self.skipped.extend(other.skipped)
         self.unchanged += other.unchanged
-        self.sessions += other.sessions
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -25,7 +25,7 @@ class BadURL(StoreError, ValueError):
 def need_driver() -> StoreError:
     return StoreError(
         "PostgreSQL needs its driver, which is not installed",
-        "install the postgres extra: pip install 'foldline[postgres]'",
+        "install it: scripts/setup --postgres in a clone of Foldline, or pip install 'foldline[postgres]'",
     )
 
 
