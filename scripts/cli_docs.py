@@ -14,6 +14,11 @@ HEADER = """# The `foldline` command
 Generated from `--help` by `scripts/cli_docs.py`; `tests/test_docs.py` fails when it drifts.
 Every command takes `--db` (a SQLite path or a `postgresql://` URL; default `$FOLDLINE_DB`,
 then `foldline.db`).
+
+A command that fails prints `Error: …` naming what failed (the file, the URL without its
+password, the address, or the account, workspace, token or agent not found) with the likely fix
+on a second line, and exits 1 (2 for a misused option). `foldline --debug COMMAND …` shows the
+traceback instead.
 """
 
 
@@ -33,7 +38,7 @@ def commands(group: click.Group, prefix: list[str]) -> list[tuple[list[str], cli
 
 def render() -> str:
     out = [HEADER]
-    for path, command in commands(main, ["foldline"]):
+    for path, command in [(["foldline"], main), *commands(main, ["foldline"])]:
         with click.Context(command, info_name=" ".join(path), terminal_width=100, max_content_width=100) as ctx:
             out.append(f"\n## `{' '.join(path)}`\n\n```\n{command.get_help(ctx)}\n```\n")
     return "".join(out)

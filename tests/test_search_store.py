@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldline import NotFound
-from foldline.store import Store, open_store
+from foldline.store import Store, StoreError, open_store
 from foldline.store import base as store_base
 from foldline.store.chunks import CHUNK
 from foldline.transcripts import Transcripts
@@ -160,7 +160,7 @@ def test_a_postgres_role_that_may_not_create_pg_trgm_is_told_what_to_run() -> No
             with psycopg.connect(f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}", autocommit=True) as db:
                 db.execute(f'GRANT CREATE ON SCHEMA public TO "{role}"')  # tables yes, extensions no
             url = f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}".replace("://postgres@", f"://{role}@", 1)
-            with pytest.raises(RuntimeError, match=r"run `CREATE EXTENSION pg_trgm;`"):
+            with pytest.raises(StoreError, match=r"run `CREATE EXTENSION pg_trgm;`"):
                 open_store(url)
         finally:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -11,6 +11,9 @@
     ├── TooManyRequests     429  an account past its cap of open event streams or whole-part reads
     └── TransportError      ---  (client only) the server could not be reached
 
+    Unusable                     what keeps Foldline from running here (a database it cannot
+                                 open, an address it cannot serve on): never sent over HTTP
+
 The server turns each into ``{"error": {"code", "message", "where"?}}`` in one place
 (:func:`error_body`); the client turns that body back into the same class.
 A message never echoes the payload.
@@ -50,12 +53,16 @@ class Forbidden(FoldlineError):
 
 
 class NotFound(FoldlineError):
+    """``what`` says what was not found (``account 0f3c…``) for the operator's command line;
+    it is never sent over HTTP."""
+
     status = 404
     code = "not_found"
 
-    def __init__(self, message: str = "not found", where: str | None = None) -> None:
+    def __init__(self, message: str = "not found", where: str | None = None, *, what: str | None = None) -> None:
         # The message is fixed on purpose: a not-found must read the same whatever its cause.
         super().__init__("not found")
+        self.what = what
 
 
 class Conflict(FoldlineError):
@@ -86,6 +93,19 @@ BY_CODE: dict[str, type[FoldlineError]] = {
     cls.code: cls
     for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, Invalid, TooManyRequests)
 }
+
+
+class Unusable(Exception):
+    """What keeps Foldline from running here, said so a person can act on it: ``problem`` names
+    its target (a file, a URL without its password, an address) and ``fix`` the likely remedy."""
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        super().__init__(problem + (f"\n  {fix}" if fix else ""))
+        self.problem = problem
+        self.fix = fix
+
+    def lines(self) -> str:
+        return str(self)
 
 
 def error_body(exc: FoldlineError) -> dict[str, Any]:

@@ -12,9 +12,11 @@ only run while Foldline waits on the client.
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import re
 import resource
+import socket
 import time
 from typing import Any
 
@@ -22,6 +24,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .errors import Unusable
 from .settings import Settings
 
 log = logging.getLogger("foldline")
@@ -143,8 +146,13 @@ def raise_open_file_limit(wanted: int) -> int:
     return int(soft)
 
 
-# The protocol of worker processes (``--workers``), which read their settings from the environment.
-WorkerH11 = guarded(Settings())
+def __getattr__(name: str) -> Any:
+    """``WorkerH11``: the protocol of worker processes (``--workers``), which read their settings
+    from the environment; made when a worker asks for it, so a bad setting is said by the command
+    (not raised while ``foldline`` imports this module)."""
+    if name == "WorkerH11":
+        return guarded(Settings())
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def config(app: Any, settings: Settings, host: str, port: int, **extra: Any) -> uvicorn.Config:
@@ -171,6 +179,33 @@ class Server(uvicorn.Server):
     async def startup(self, sockets: Any = None) -> None:
         install_log_filters()
         await super().startup(sockets)
+
+
+def check_address(host: str, port: int) -> None:
+    """Bind ``host:port`` for a moment, as uvicorn will: an address that cannot be served is
+    :class:`Unusable`, said before anything is printed or imported."""
+    try:
+        found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise Unusable(f"cannot serve on {host}: not a known host ({exc.strerror})", USE_HOST) from None
+    family, kind, proto, _, address = found[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            where = f"{host}:{port}"
+            if exc.errno == errno.EADDRINUSE:
+                raise Unusable(f"{where} is already in use by another program", PICK_PORT) from None
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise Unusable(f"cannot serve on {where}: {host} is not an address of this machine", USE_HOST) from None
+            if exc.errno == errno.EACCES:
+                raise Unusable(f"cannot serve on {where}: ports below 1024 need privileges", PICK_PORT) from None
+            raise Unusable(f"cannot serve on {where}: {exc.strerror}", PICK_PORT) from None
+
+
+PICK_PORT = "stop the program using it, or choose another port (--port)"
+USE_HOST = "use 127.0.0.1 (this machine only) or 0.0.0.0 (every network interface)"
 
 
 def run(app: Any, settings: Settings, host: str, port: int, workers: int = 1, **extra: Any) -> None:

@@ -177,7 +177,7 @@ class Transcripts:
         """Revoke a token by its id (from :meth:`tokens`): it stops working at once, and every
         event stream opened with it ends (in this process at once; in others within a heartbeat)."""
         if not (TOKEN_ID_SHAPE.fullmatch(token_id) and self._store.revoke_token(token_id)):
-            raise NotFound("no token has that id")
+            raise NotFound(what=f"token {token_id}")
         self.forget_tokens()
         self._changed(EVERYONE)
 
@@ -246,28 +246,29 @@ class Transcripts:
     def add_member(self, workspace_id: str, account_id: str) -> None:
         """Add an account to a workspace (the operator's command line; no caller is checked)."""
         account_id = self._known_account(account_id)
-        workspace_id = canonical_uuid(workspace_id)
+        workspace_id = canonical_uuid(workspace_id, "workspace")
         if not self._store.workspace_exists(workspace_id):
-            raise NotFound()
+            raise NotFound(what=f"workspace {workspace_id}")
         self._store.add_member(workspace_id, account_id)
 
     def remove_member(self, workspace_id: str, account_id: str) -> None:
         """Take an account out of a workspace: its open event streams there end at once."""
-        if not self._store.remove_member(canonical_uuid(workspace_id), canonical_uuid(account_id)):
-            raise NotFound("that account is not a member of that workspace")
+        workspace_id, account_id = canonical_uuid(workspace_id, "workspace"), canonical_uuid(account_id, "account")
+        if not self._store.remove_member(workspace_id, account_id):
+            raise NotFound(what=f"membership of account {account_id} in workspace {workspace_id}")
         self._changed(EVERYONE)
 
     def check_member(self, account: str, workspace_id: str) -> str:
         """The workspace's canonical id if ``account`` is a member; else the one not-found."""
-        workspace_id = canonical_uuid(workspace_id)
-        if not self._store.is_member(workspace_id, canonical_uuid(account)):
-            raise NotFound()
+        workspace_id = canonical_uuid(workspace_id, "workspace")
+        if not self._store.is_member(workspace_id, canonical_uuid(account, "account")):
+            raise NotFound(what=f"workspace {workspace_id} with account {account} among its members")
         return workspace_id
 
     def _known_account(self, account_id: str) -> str:
-        account_id = canonical_uuid(account_id)
+        account_id = canonical_uuid(account_id, "account")
         if self._store.account(account_id) is None:
-            raise NotFound()
+            raise NotFound(what=f"account {account_id}")
         return account_id
 
     def me(self, account_id: str) -> Json:
@@ -337,11 +338,12 @@ class Transcripts:
 
     def conversation(self, account: str, agent_id: str, call: str | None = None) -> Conversation:
         """The conversation ``account`` may read, or the one not-found."""
+        agent = f"agent {agent_id}" + (f" (subagent {call})" if call is not None else "")
         if call is not None and not is_call(call):
-            raise NotFound()
-        conv = self._store.visible_conversation(account, canonical_uuid(agent_id), call)
+            raise NotFound(what=agent)
+        conv = self._store.visible_conversation(account, canonical_uuid(agent_id, "agent"), call)
         if conv is None:
-            raise NotFound()
+            raise NotFound(what=f"{agent} that account {account} may read")
         return conv
 
     # -- the write door ------------------------------------------------------------------
@@ -669,9 +671,7 @@ class Transcripts:
         count = search.parse_limit(limit)
         after = search.parse_cursor(cursor)
         if workspace_id is not None:
-            workspace_id = canonical_uuid(workspace_id)
-            if not self._store.is_member(workspace_id, account):
-                raise NotFound()
+            workspace_id = self.check_member(account, workspace_id)
         agent_id = None if agent is None else self.conversation(account, agent).id
 
         def fetch(upto: int | None, n: int) -> list[TextRow]:
@@ -792,9 +792,10 @@ def is_call(call: str) -> bool:
     return 0 < len(call) <= CALL_MAX and call not in (".", "..") and NOT_IN_NAMES.search(call) is None
 
 
-def canonical_uuid(value: str) -> str:
-    """A UUID in its lowercase canonical form; anything else is the one not-found."""
+def canonical_uuid(value: str, kind: str | None = None) -> str:
+    """A UUID in its lowercase canonical form; anything else is the one not-found (of a ``kind``
+    of thing, for the operator's command line: ``account``, ``workspace``, ``agent``)."""
     found = canonical(value)
     if found is None:
-        raise NotFound()
+        raise NotFound(what=f"{kind} {value}" if kind else None)
     return found

@@ -18,7 +18,8 @@ from .workspaces import workspace
 
 @click.group(cls=Group)
 @click.version_option(package_name="foldline")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show a failure's traceback, not just what went wrong.")
+def main(debug: bool) -> None:
     """Foldline: transcripts of coding agents, served light."""
 
 

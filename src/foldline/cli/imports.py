@@ -11,13 +11,16 @@ import orjson
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
-from ..importers import Summary, import_paths
+from ..errors import Unusable
+from ..importers import Summary, has_session_logs, import_paths
 from ..importers.importer import Progress as Told
 from ..importers.watch import follow
 from ..local import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service
+
+WHERE_LOGS = "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions"
 
 
 @contextmanager
@@ -48,7 +51,7 @@ def report(summary: Summary, as_json: bool) -> None:
 
 
 @click.command("import")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--db", default=default_db, show_default="$FOLDLINE_DB or foldline.db", help="A SQLite file or URL.")
 @click.option("--workspace", "workspace_id", help="Workspace id (default: the local workspace).")
 @click.option("--account", "account_id", help="Account id that owns the agents (default: the local account).")
@@ -58,6 +61,13 @@ def import_command(
     paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    # Said before any store is opened or made. A watched folder may get its first log later.
+    missing = [p for p in paths if not Path(p).expanduser().exists()]
+    if missing:
+        raise Unusable(f"no such file or folder: {', '.join(missing)}", WHERE_LOGS)
+    if not watch and not has_session_logs(paths):
+        where = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+        raise Unusable(f"no Claude Code or Codex session logs in {where}", WHERE_LOGS)
     file = sqlite_file(db)
     existed = file is None or file.exists()
     with service(db) as transcripts:

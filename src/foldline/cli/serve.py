@@ -13,52 +13,78 @@ from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
 from ..local import Local, ensure_local
 from ..settings import Settings
+from ..store import shown, sqlite_file
 from ..transcripts import Transcripts
-from .common import db_option
+from .common import db_option, service, settings_for
 
 
 @click.command()
 @db_option
-@click.option("--host", default="127.0.0.1", show_default=True)
-@click.option("--port", default=8765, show_default=True, type=int)
-@click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
-@click.option("--no-import", is_flag=True, help="Do not import local sessions or samples on first run.")
 @click.option(
-    "--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the app."
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    envvar="FOLDLINE_HOST",
+    help="The address to listen on: 127.0.0.1 is this machine only; 0.0.0.0 every network interface.",
 )
-def serve(db: str, host: str, port: int, watch: bool, no_import: bool, workers: int) -> None:
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    envvar="FOLDLINE_PORT",
+    type=click.IntRange(1, 65535),
+    help="The port to listen on.",
+)
+@click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
+@click.option(
+    "--import/--no-import",
+    "first_import",
+    default=None,
+    help="On first run (an empty local workspace), import this machine's Claude Code and Codex sessions, "
+    "or the samples without any. Default: on a SQLite file yes, on PostgreSQL (a team's database) no.",
+)
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the app.")
+def serve(db: str, host: str, port: int, watch: bool, first_import: bool | None, workers: int) -> None:
     """Run the service (the API and the panel)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    settings = Settings(db=db)
-    transcripts = Transcripts.open(settings)
+    serving.check_address(host, port)  # before anything is printed, opened or imported
+    settings = settings_for(db)
+    if first_import is None:
+        first_import = sqlite_file(settings.db) is not None
+    with service(settings.db) as transcripts:
+        run(transcripts, settings, host, port, watch, first_import, workers)
+
+
+def run(
+    transcripts: Transcripts, settings: Settings, host: str, port: int, watch: bool, first_import: bool, workers: int
+) -> None:
+    local = ensure_local(transcripts, settings.db)
+    if first_import:
+        first = import_on_first_run(transcripts, local)
+        if first is not None:
+            click.echo(first.line())
+    background = watchers(transcripts, local) if watch else []
+    base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
+    click.echo(f"Foldline on {shown(settings.db)}")
+    if host in ("0.0.0.0", "::"):
+        click.echo(f"  listening on every network interface: others reach it at this machine's address, port {port}")
+    click.echo(f"  panel  {base}/signin#token={local.token}")
+    click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
+    click.echo(f"  spec   {base}/api/openapi.json")
+    click.echo(f"  local workspace {local.workspace_id}")
+    if workers == 1:
+        serving.run(create_app(transcripts, background), settings, host, port, log_level="info")
+        return
+    # Each worker opens the store itself (from the environment); this process supervises them
+    # and runs the folder watcher, whose writes reach every worker's followers.
+    os.environ["FOLDLINE_DB"] = settings.db
+    for work in background:
+        work.start()
     try:
-        local = ensure_local(transcripts, settings.db)
-        if not no_import:
-            first = import_on_first_run(transcripts, local)
-            if first is not None:
-                click.echo(first.line())
-        background = watchers(transcripts, local) if watch else []
-        base = f"http://{host}:{port}"
-        click.echo(f"Foldline on {settings.db}")
-        click.echo(f"  panel  {base}/signin#token={local.token}")
-        click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
-        click.echo(f"  spec   {base}/api/openapi.json")
-        click.echo(f"  local workspace {local.workspace_id}")
-        if workers == 1:
-            serving.run(create_app(transcripts, background), settings, host, port, log_level="info")
-            return
-        # Each worker opens the store itself (from the environment); this process supervises them
-        # and runs the folder watcher, whose writes reach every worker's followers.
-        os.environ["FOLDLINE_DB"] = settings.db
-        for work in background:
-            work.start()
-        try:
-            serving.run("foldline.app:from_environment", settings, host, port, workers, log_level="info")
-        finally:
-            for work in background:
-                work.stop()
+        serving.run("foldline.app:from_environment", settings, host, port, workers, log_level="info")
     finally:
-        transcripts.close()
+        for work in background:
+            work.stop()
 
 
 def watchers(transcripts: Transcripts, local: Local) -> list[Background]:

@@ -1,6 +1,7 @@
 """Importing the session logs that Claude Code and Codex write, through the write door."""
 
+from .detect import has_session_logs
 from .importer import import_paths
 from .summary import Summary
 
-__all__ = ["Summary", "import_paths"]
+__all__ = ["Summary", "has_session_logs", "import_paths"]

@@ -148,6 +148,17 @@ def find_groups(paths: Iterable[str | Path]) -> tuple[list[Group], list[tuple[st
     return list(groups.values()), list(dict.fromkeys(skipped))
 
 
+def has_session_logs(paths: Iterable[str | Path]) -> bool:
+    """Whether a Claude Code or Codex session log is under these paths (stops at the first)."""
+    for path in log_files(paths):
+        try:
+            if sniff(first_lines(path)) is not None:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def blank(path: Path) -> bool:
     with path.open("rb") as f:
         return not f.read(4096).strip()

@@ -3,26 +3,33 @@
 from __future__ import annotations
 
 from .base import EVERYONE, SOMETHING, Conversation, MessageRow, StaleWrite, Store, StoredPart
-from .url import normalize_url, sqlite_file
+from .errors import BadURL, StoreError, explain, need_driver
+from .url import normalize_url, shown, sqlite_file
 
 __all__ = [
+    "BadURL",
     "EVERYONE",
     "SOMETHING",
     "Conversation",
     "MessageRow",
     "StaleWrite",
     "Store",
+    "StoreError",
     "StoredPart",
+    "explain",
     "normalize_url",
     "open_store",
+    "shown",
     "sqlite_file",
 ]
 
 
 def open_store(url: str, migrate: bool = True, synchronous: str = "full") -> Store:
     """Open (and by default migrate) the store at ``url``. ``synchronous`` is SQLite's durability:
-    ``full`` (the default: an acknowledged write survives a power loss) or ``normal``."""
-    url = normalize_url(url)
+    ``full`` (the default: an acknowledged write survives a power loss) or ``normal``.
+
+    A database that cannot be opened, reached or migrated is a :class:`StoreError` naming it."""
+    given, url = url, normalize_url(url)
     store: Store
     if url.startswith("sqlite"):
         from .sqlite import SQLiteStore
@@ -32,15 +39,18 @@ def open_store(url: str, migrate: bool = True, synchronous: str = "full") -> Sto
         try:
             from .postgres import PostgresStore
         except ImportError as exc:
-            raise RuntimeError("PostgreSQL needs the postgres extra: pip install 'foldline[postgres]'") from exc
+            raise need_driver() from exc
 
         store = PostgresStore(url)
     else:
-        raise ValueError("the database URL must be a SQLite path or a postgresql:// URL")
+        raise BadURL(f"not a database Foldline can use: {shown(given)}", "give a SQLite path or a postgresql:// URL")
     if migrate:
         try:
             store.migrate()
-        except BaseException:
+        except BaseException as exc:
             store.close()  # a failed migration leaves no connection open
-            raise
+            failure = explain(exc, given) if isinstance(exc, Exception) else None
+            if failure is None or failure is exc:
+                raise
+            raise failure from exc
     return store

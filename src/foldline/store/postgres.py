@@ -33,13 +33,18 @@ from sqlalchemy.exc import DBAPIError
 
 from ..registry import TextTools
 from .base import Conversation, MessageRow, PageRead, Store, StoredBody
+from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
+from .url import shown
 
-NEED_PG_TRGM = (
-    "search needs the PostgreSQL extension pg_trgm, and this database role may not create it; "
-    "run `CREATE EXTENSION pg_trgm;` in this database as a superuser (or the database owner), then start again"
-)
+
+def need_pg_trgm(url: str) -> StoreError:
+    return StoreError(
+        f"search needs the PostgreSQL extension pg_trgm, and this role may not create it: {shown(url)}",
+        "run `CREATE EXTENSION pg_trgm;` in this database as a superuser (or the database owner), then start again",
+    )
+
 
 CHANNEL = "foldline_changes"
 RECENT_BUDGET = 128  # newest chunks a search reads straight before it asks the trigram index
@@ -171,7 +176,7 @@ class PostgresStore(Store):
                 conn.exec_driver_sql("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         except DBAPIError as exc:
             if isinstance(exc.orig, psycopg.errors.InsufficientPrivilege):
-                raise RuntimeError(NEED_PG_TRGM) from None
+                raise need_pg_trgm(self.url) from None
             raise
 
     def finish_text_index(self, conn: Connection) -> None:
