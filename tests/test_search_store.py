@@ -21,6 +21,7 @@ from foldline import NotFound
 from foldline.store import Store, StoreError, open_store
 from foldline.store import base as store_base
 from foldline.store.chunks import CHUNK
+from foldline.store.terms import contains
 from foldline.transcripts import Transcripts
 
 # Code points a word may hold: letters of every script, emoji, combining marks, CJK; no spaces
@@ -261,3 +262,17 @@ def test_migration_6_remakes_the_index_and_keeps_every_hit(fresh_url: str, monke
             assert "detail='none'" in made
     finally:
         store.close()
+
+
+FOLDING = "aAiIsSkKx \u0130\u0131\u017f\u212a\u00e9\u00c9\u00df\u1e9e\U0001f600"
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    text=st.text(alphabet=st.sampled_from(FOLDING), max_size=16),
+    term=st.text(alphabet=st.sampled_from("aAiIsSkKx \u00e9\u00df"), min_size=1, max_size=4),
+)
+def test_the_match_test_agrees_with_python_case_folding(text: str, term: str) -> None:
+    # The quick path for ASCII words must answer as re.IGNORECASE does, even beside the four
+    # characters outside ASCII that it folds to ASCII letters (İ ı ſ and the Kelvin sign).
+    assert contains(text, term) == (re.search(re.escape(term), text, re.IGNORECASE) is not None)

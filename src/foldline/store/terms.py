@@ -25,7 +25,15 @@ def pattern(term: str) -> re.Pattern[str]:
     return re.compile(re.escape(term), re.IGNORECASE)
 
 
+# The only characters outside ASCII that ``re.IGNORECASE`` matches to an ASCII letter.
+FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K (Kelvin)
+
+
 def contains(text: str, term: str) -> bool:
+    if term.isascii() and not any(c in text for c in FOLDS_TO_ASCII):
+        # Then a match is ASCII's case folding over the text's UTF-8 (whose bytes past ASCII
+        # never match ASCII ones): the same answer as the pattern, several times faster.
+        return term.lower().encode() in text.encode().lower()
     return pattern(term).search(text) is not None
 
 
