@@ -12,7 +12,9 @@ database (`--backends`; 127.0.0.1 only; every loop is bounded in count and time)
    event streams open (held by S / 50 accounts: 50 per account is the cap), and what the 51st
    stream of one account gets;
 3. slow clients: C connections that send half their headers and stop; a legitimate read's
-   latency while they hang on, and how long the server takes to drop them (its header deadline).
+   latency while they hang on, and how long the server takes to drop them (its header deadline);
+4. a long catch-up: one follower asks for every message of an agent of M messages (`since=0`):
+   the time to its first event and to its last, and the server's growth meanwhile.
 """
 
 from __future__ import annotations
@@ -56,7 +58,7 @@ def rss_kb(pid: int, field: str = "VmRSS") -> int:
     return int(found.group(1)) if found else 0
 
 
-def prepare(db: str, part_mb: int, accounts: int) -> dict[str, object]:
+def prepare(db: str, part_mb: int, accounts: int, replay: int) -> dict[str, object]:
     """Accounts in one workspace, an agent with one big tool output, and a small agent to page."""
     t = Transcripts.open(Settings(db=db))
     owner = t.create_account("owner")
@@ -76,8 +78,43 @@ def prepare(db: str, part_mb: int, accounts: int) -> dict[str, object]:
         m = str(uuid.uuid4())
         turn = {"id": m, "role": "user", "parts": [{"type": "text", "text": f"turn {n}"}]}
         t.put_message(owner["id"], small, m, turn)
+    long = t.create_agent(owner["id"], space["id"], "a long transcript")["id"]
+    for n in range(replay):
+        m = str(uuid.uuid4())
+        t.put_message(owner["id"], long, m, {"id": m, "role": "user", "parts": [{"type": "text", "text": f"step {n}"}]})
     t.close()
-    return {"members": members, "big": big, "mid": mid, "small": small, "part_bytes": len(output.encode())}
+    return {"members": members, "big": big, "mid": mid, "small": small, "long": long, "replay": replay,
+            "part_bytes": len(output.encode())}  # fmt: skip
+
+
+def catch_up(base: str, pid: int, world: dict[str, object]) -> tuple[float, float, int]:
+    """Seconds to the first and the last event of a follower replaying the long agent from the
+    start, and the server's peak growth (kB) meanwhile."""
+    token = world["members"][0]["token"]  # type: ignore[index]
+    before, peak, done = rss_kb(pid), 0, threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, rss_kb(pid))
+            time.sleep(0.01)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    started, first, count = time.perf_counter(), 0.0, 0
+    url = f"{base}/api/agents/{world['long']}/events"
+    headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": "identity"}
+    with httpx.stream("GET", url, params={"since": "0"}, headers=headers, timeout=600) as response:
+        for line in response.iter_lines():
+            if line.startswith("data:"):
+                count += 1
+                first = first or time.perf_counter() - started
+                if count == world["replay"]:
+                    break
+    last = time.perf_counter() - started
+    done.set()
+    sampler.join()
+    return first, last, peak - before
 
 
 def serve(db: str, port: int, home: str) -> subprocess.Popen[bytes]:
@@ -207,6 +244,7 @@ def main() -> None:
     parser.add_argument("--readers", type=int, default=8)
     parser.add_argument("--streams", type=int, default=2000)
     parser.add_argument("--slow", type=int, default=1000)
+    parser.add_argument("--replay", type=int, default=100_000, help="messages of the agent a follower replays")
     parser.add_argument("--backends", default="sqlite,postgres")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
@@ -221,6 +259,7 @@ def main() -> None:
         ("one account's stream past its cap of 50", "429"),
         (f"another user's page with {args.slow} slow-header connections hanging", ""),
         ("95% of those slow connections dropped after", "the header deadline (10 s)"),
+        (f"a follower replaying {args.replay} messages: first event, last event, server growth", ""),
     ]
     lines = ["| what | " + " | ".join(columns) + " | goal |", "|---|" + "---:|" * len(columns) + "---|"]
     for n, (what, goal) in enumerate(rows):
@@ -237,7 +276,7 @@ NAMES = {"sqlite": "SQLite", "postgres": "PostgreSQL"}
 def measure(backend: str, args: argparse.Namespace) -> list[str]:
     """One backend's column of the table: a fresh database, a server process, every measure."""
     with tempfile.TemporaryDirectory() as home, (sqlite_url() if backend == "sqlite" else postgres_url()) as db:
-        world = prepare(db, args.part_mb, accounts=max(4, args.streams // 50 + 2))
+        world = prepare(db, args.part_mb, accounts=max(4, args.streams // 50 + 2), replay=args.replay)
         port = free_port()
         proc = serve(db, port, home)
         base = f"http://127.0.0.1:{port}"
@@ -246,6 +285,7 @@ def measure(backend: str, args: argparse.Namespace) -> list[str]:
             quiet = page_latency(base, world["members"][0]["token"], str(world["small"]))  # type: ignore[index]
             p50, p99, opened, extra = with_streams(port, world, args.streams)
             s50, s99, dropped = with_slow_clients(port, world, args.slow)
+            first, last, grew = catch_up(base, proc.pid, world)
         finally:
             proc.terminate()
             try:
@@ -262,6 +302,7 @@ def measure(backend: str, args: argparse.Namespace) -> list[str]:
         f"HTTP {extra}",
         f"{s50:.1f} / {s99:.1f} ms",
         f"{dropped:.1f} s",
+        f"{first * 1000:.0f} ms, {last:.1f} s, {grew / 1000:.0f} MB",
     ]
 
 
@@ -270,7 +311,8 @@ def write_doc(table: str, args: argparse.Namespace) -> None:
     head = "## Abuse (`bench/abuse.py`)"
     body = (
         f"{head}\n\nOne `foldline serve` process on each backend, 127.0.0.1, defaults as shipped "
-        f"(`--part-mb {args.part_mb} --readers {args.readers} --streams {args.streams} --slow {args.slow}`). "
+        f"(`--part-mb {args.part_mb} --readers {args.readers} --streams {args.streams} --slow {args.slow} "
+        f"--replay {args.replay}`). "
         "Medians and p99 of 200 reads of a 15-message cut page; memory is the server's RSS.\n\n" + table + "\n"
     )
     if head in text:
