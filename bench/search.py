@@ -220,7 +220,8 @@ class Writer:
         files.append(path)
         self.file = path.open("wb")
         self.left = self.rng.randint(20, 120)  # messages in this agent
-        self.titles[self.agent] = " ".join(self.rng.choice(self.pools.prompts).split()[:8])[:80] or "untitled"
+        words = " ".join(self.rng.choice(self.pools.prompts).split()[:8])
+        self.titles[self.agent] = "".join(c for c in words if c.isprintable())[:80] or "untitled"
 
     def write(self, message: Json) -> None:
         line = orjson.dumps(message) + b"\n"
