@@ -15,14 +15,25 @@ how many tool rows one screen holds (its height over the median distance between
 and the next): the first is bounded by the session's own shape (prose between runs of calls).
 Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view.
 
+Side by side in the same run, when claude-code-transcripts is installed (the ``bench`` extra):
+the same session converted by it to static HTML, its page 1 served from the same machine by a
+plain static file server, opened the same way (fresh context, same window) and timed from
+navigation to the end of ``DOMContentLoaded`` (all of page 1 in the DOM: the static page's
+counterpart of the panel's mark, which is set once the newest page is in the DOM). Runs of the
+two alternate, so the shared machine's drift hits both alike.
+
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,6 +52,7 @@ from foldline.store import open_store
 from foldline.transcripts import Transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGE = 15  # the panel's first page (static/transcript.js)
 DATA = ROOT / "tests" / "data" / "transcripts" / "claude-code"
 VERBOSE = False
 ARGS = [
@@ -73,6 +85,51 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+class StaticServer:
+    """A plain static file server for a folder (Python's own), in a thread."""
+
+    def __init__(self, folder: Path) -> None:
+        handler = functools.partial(Quiet, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> StaticServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.thread.join(10)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def static_pages(session: Path, folder: Path) -> Path | None:
+    """The session converted by claude-code-transcripts into ``folder``, or ``None`` without it."""
+    tool = Path(sys.executable).with_name("claude-code-transcripts")
+    if not tool.exists():
+        return None
+    subprocess.run([str(tool), "json", str(session), "-o", str(folder)], check=True, capture_output=True)
+    return folder / "page-001.html"
+
+
+def measure_static(browser: Browser, base: str, page_name: str) -> dict[str, float]:
+    """Open a static page like the panel's: time to the end of DOMContentLoaded, bytes loaded."""
+    context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    requests: list[Request] = []
+    page.on("requestfinished", lambda r: requests.append(r))
+    page.goto("/" + page_name, wait_until="load")
+    ms = float(page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"))
+    total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"] for r in requests)
+    context.close()
+    return {"ms": ms, "total": total}
 
 
 def largest_session() -> Path:
@@ -180,6 +237,15 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
     return {"api": api, "json": json, "total": total, "ms": drawn, "tools": density, "capacity": capacity}
 
 
+def version() -> str:
+    try:
+        from importlib.metadata import version as found
+
+        return found("claude-code-transcripts")
+    except Exception:
+        return ""
+
+
 def whole_bytes(client: Client, agent: str) -> int:
     return len(orjson.dumps(client.messages(agent)))
 
@@ -199,7 +265,14 @@ def main() -> None:
     who = t.create_account("bench")
     workspace = t.create_workspace("bench", [who["id"]])["id"]
     session = largest_session()
-    with Server(t) as server, Client(server.url, who["token"]) as client, sync_playwright() as p:
+    pages = Path(tempfile.mkdtemp())
+    static = static_pages(session, pages)
+    with (
+        Server(t) as server,
+        Client(server.url, who["token"]) as client,
+        StaticServer(pages) as files,
+        sync_playwright() as p,
+    ):
         cases: list[tuple[str, str]] = []
         imported = import_largest(t, who["id"], workspace)
         if imported:
@@ -211,11 +284,16 @@ def main() -> None:
         cases.append((f"synthetic {big / 1e6:.0f} MB", synthetic(client, workspace, big, "synthetic")))
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         rows = []
-        for name, agent in cases:
+        side: list[dict[str, float]] = []
+        for index, (name, agent) in enumerate(cases):
             count = len(client.messages(agent, cut=True)["messages"])
-            runs = [measure(browser, server.url, who["token"], agent) for _ in range(args.runs)]
+            runs = []
+            for _ in range(args.runs):
+                runs.append(measure(browser, server.url, who["token"], agent))
+                if static is not None and index == 0:  # alternating with the same session's
+                    side.append(measure_static(browser, files.url, static.name))
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-            rows.append((name, count, whole_bytes(client, agent), med))
+            rows.append((name, count, whole_bytes(client, agent), med, [r["ms"] for r in runs]))
         browser.close()
     print(f"panel load, median of {args.runs} runs (fresh browser context each; SQLite; one machine)\n")
     print(
@@ -223,10 +301,26 @@ def main() -> None:
         "| all bytes loaded | newest page drawn | tool calls in view (1400×900) | tool rows a screen holds |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, count, whole, med in rows:
+    for name, count, whole, med, _ in rows:
         print(
             f"| {name} | {count} | {whole / 1024:,.0f} KB | {med['api'] / 1024:,.1f} KB | {med['json'] / 1024:,.1f} KB "
             f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms | {med['tools']:.0f} | {med['capacity']:.0f} |"
+        )
+    if side:
+        ours, theirs = rows[0][4], [r["ms"] for r in side]
+        page_ms = statistics.median(theirs)
+        print(f"\nside by side, {session.name}, median of {args.runs} alternating runs (ms: min / median / max)\n")
+        print("| what | shown | bytes loaded | ms to shown: min / median / max | vs claude-code-transcripts |")
+        print("|---|---|---:|---:|---:|")
+        print(
+            f"| claude-code-transcripts {version()} static page 1 | all of page 1 in the DOM (DOMContentLoaded) "
+            f"| {statistics.median(r['total'] for r in side) / 1024:,.1f} KB "
+            f"| {min(theirs):,.0f} / {page_ms:,.0f} / {max(theirs):,.0f} | 1.00x |"
+        )
+        print(
+            f"| Foldline panel, newest page | the newest {PAGE} messages in the DOM (foldline:newest-page) "
+            f"| {rows[0][3]['total'] / 1024:,.1f} KB "
+            f"| {min(ours):,.0f} / {rows[0][3]['ms']:,.0f} / {max(ours):,.0f} | {rows[0][3]['ms'] / page_ms:.2f}x |"
         )
     worst = max(r[3]["json"] for r in rows), max(r[3]["ms"] for r in rows)
     print(
