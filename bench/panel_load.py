@@ -119,6 +119,13 @@ def static_pages(session: Path, folder: Path) -> Path | None:
     return folder / "page-001.html"
 
 
+# When the largest text or picture was painted (Largest Contentful Paint), read the same way on both.
+LCP = """new Promise((resolve) => new PerformanceObserver((list) => {
+  const last = list.getEntries().at(-1);
+  resolve(last.renderTime || last.startTime);
+}).observe({type: 'largest-contentful-paint', buffered: true}))"""
+
+
 def measure_static(browser: Browser, base: str, page_name: str) -> dict[str, float]:
     """Open a static page like the panel's: time to the end of DOMContentLoaded, bytes loaded."""
     context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
@@ -127,9 +134,11 @@ def measure_static(browser: Browser, base: str, page_name: str) -> dict[str, flo
     page.on("requestfinished", lambda r: requests.append(r))
     page.goto("/" + page_name, wait_until="load")
     ms = float(page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"))
+    page.wait_for_timeout(300)
+    lcp = float(page.evaluate(LCP))
     total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"] for r in requests)
     context.close()
-    return {"ms": ms, "total": total}
+    return {"ms": ms, "lcp": lcp, "total": total}
 
 
 def largest_session() -> Path:
@@ -220,6 +229,7 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
         page.wait_for_timeout(20)
         drawn = page.evaluate(mark)
     page.wait_for_timeout(300)  # let the responses already asked for finish (the event stream stays open)
+    lcp = float(page.evaluate(LCP))
     api = total = json = 0
     for request in requests:
         size = request.sizes()
@@ -234,7 +244,11 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
                 print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
     density, capacity = whole_density(page)  # after the sizes: it reads every older page
     context.close()
-    return {"api": api, "json": json, "total": total, "ms": drawn, "tools": density, "capacity": capacity}
+    return {"api": api, "json": json, "total": total, "ms": drawn, "lcp": lcp, "tools": density, "capacity": capacity}
+
+
+def median(runs: list[dict[str, float]], key: str) -> float:
+    return float(statistics.median(r[key] for r in runs))
 
 
 def version() -> str:
@@ -293,7 +307,7 @@ def main() -> None:
                 if static is not None and index == 0:  # alternating with the same session's
                     side.append(measure_static(browser, files.url, static.name))
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-            rows.append((name, count, whole_bytes(client, agent), med, [r["ms"] for r in runs]))
+            rows.append((name, count, whole_bytes(client, agent), med, runs))
         browser.close()
     print(f"panel load, median of {args.runs} runs (fresh browser context each; SQLite; one machine)\n")
     print(
@@ -307,21 +321,20 @@ def main() -> None:
             f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms | {med['tools']:.0f} | {med['capacity']:.0f} |"
         )
     if side:
-        ours, theirs = rows[0][4], [r["ms"] for r in side]
-        page_ms = statistics.median(theirs)
-        print(f"\nside by side, {session.name}, median of {args.runs} alternating runs (ms: min / median / max)\n")
-        print("| what | shown | bytes loaded | ms to shown: min / median / max | vs claude-code-transcripts |")
-        print("|---|---|---:|---:|---:|")
-        print(
-            f"| claude-code-transcripts {version()} static page 1 | all of page 1 in the DOM (DOMContentLoaded) "
-            f"| {statistics.median(r['total'] for r in side) / 1024:,.1f} KB "
-            f"| {min(theirs):,.0f} / {page_ms:,.0f} / {max(theirs):,.0f} | 1.00x |"
-        )
-        print(
-            f"| Foldline panel, newest page | the newest {PAGE} messages in the DOM (foldline:newest-page) "
-            f"| {rows[0][3]['total'] / 1024:,.1f} KB "
-            f"| {min(ours):,.0f} / {rows[0][3]['ms']:,.0f} / {max(ours):,.0f} | {rows[0][3]['ms'] / page_ms:.2f}x |"
-        )
+        ours = rows[0][4]
+        print(f"\nside by side, {session.name}, {args.runs} alternating runs each (ms: min / median / max)\n")
+        print("| what | bytes loaded | in the DOM | vs the static page | largest paint (LCP) | vs the static page |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, found in [
+            (f"claude-code-transcripts {version()} static page 1 (DOMContentLoaded)", side),
+            (f"Foldline panel, the newest {PAGE} messages (foldline:newest-page)", ours),
+        ]:
+            cells = [f"{median(found, 'total') / 1024:,.1f} KB"]
+            for key in ("ms", "lcp"):
+                times = [r[key] for r in found]
+                cells.append(f"{min(times):,.0f} / {median(found, key):,.0f} / {max(times):,.0f}")
+                cells.append(f"{median(found, key) / median(side, key):.2f}x")
+            print(f"| {name} | " + " | ".join(cells) + " |")
     worst = max(r[3]["json"] for r in rows), max(r[3]["ms"] for r in rows)
     print(
         f"\ngoal: under 100 KB of transcript data, even decoded ({'met' if worst[0] < 100 * 1024 else 'NOT met'}), "
