@@ -131,7 +131,7 @@ class Asset:
 class Assets:
     """ASGI middleware: ``GET /static/…`` of the panel's scripts and stylesheet, from memory.
 
-    A transcript's first view loads some fifteen of them at once; through Starlette's
+    A first view loads thirteen scripts and the stylesheet at once; through Starlette's
     ``StaticFiles``, the routing and the app's gzip each took milliseconds of the one event loop.
     Here a file is read (and gzipped at level 9) once, and again only when its modification
     time or size changes; ``If-None-Match`` gets a 304. Any other path goes on to the app.
