@@ -15,14 +15,25 @@ how many tool rows one screen holds (its height over the median distance between
 and the next): the first is bounded by the session's own shape (prose between runs of calls).
 Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view.
 
+Side by side in the same run, when claude-code-transcripts is installed (the ``bench`` extra):
+the same session converted by it to static HTML, its page 1 served from the same machine by a
+plain static file server, opened the same way (fresh context, same window) and timed from
+navigation to the end of ``DOMContentLoaded`` (all of page 1 in the DOM: the static page's
+counterpart of the panel's mark, which is set once the newest page is in the DOM). Runs of the
+two alternate, so the shared machine's drift hits both alike.
+
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
+import http.server
 import shutil
 import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,6 +52,7 @@ from foldline.store import open_store
 from foldline.transcripts import Transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGE = 15  # the panel's first page (static/transcript.js)
 DATA = ROOT / "tests" / "data" / "transcripts" / "claude-code"
 VERBOSE = False
 ARGS = [
@@ -73,6 +85,60 @@ class Server:
     def __exit__(self, *exc: object) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+
+class StaticServer:
+    """A plain static file server for a folder (Python's own), in a thread."""
+
+    def __init__(self, folder: Path) -> None:
+        handler = functools.partial(Quiet, directory=str(folder))
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> StaticServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.thread.join(10)
+
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def static_pages(session: Path, folder: Path) -> Path | None:
+    """The session converted by claude-code-transcripts into ``folder``, or ``None`` without it."""
+    tool = Path(sys.executable).with_name("claude-code-transcripts")
+    if not tool.exists():
+        return None
+    subprocess.run([str(tool), "json", str(session), "-o", str(folder)], check=True, capture_output=True)
+    return folder / "page-001.html"
+
+
+# When the largest text or picture was painted (Largest Contentful Paint), read the same way on both.
+LCP = """new Promise((resolve) => new PerformanceObserver((list) => {
+  const last = list.getEntries().at(-1);
+  resolve(last.renderTime || last.startTime);
+}).observe({type: 'largest-contentful-paint', buffered: true}))"""
+
+
+def measure_static(browser: Browser, base: str, page_name: str) -> dict[str, float]:
+    """Open a static page like the panel's: time to the end of DOMContentLoaded, bytes loaded."""
+    context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
+    page = context.new_page()
+    requests: list[Request] = []
+    page.on("requestfinished", lambda r: requests.append(r))
+    page.goto("/" + page_name, wait_until="load")
+    ms = float(page.evaluate("performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd"))
+    page.wait_for_timeout(300)
+    lcp = float(page.evaluate(LCP))
+    total = sum(r.sizes()["responseBodySize"] + r.sizes()["responseHeadersSize"] for r in requests)
+    context.close()
+    return {"ms": ms, "lcp": lcp, "total": total}
 
 
 def largest_session() -> Path:
@@ -163,6 +229,7 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
         page.wait_for_timeout(20)
         drawn = page.evaluate(mark)
     page.wait_for_timeout(300)  # let the responses already asked for finish (the event stream stays open)
+    lcp = float(page.evaluate(LCP))
     api = total = json = 0
     for request in requests:
         size = request.sizes()
@@ -177,7 +244,20 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
                 print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
     density, capacity = whole_density(page)  # after the sizes: it reads every older page
     context.close()
-    return {"api": api, "json": json, "total": total, "ms": drawn, "tools": density, "capacity": capacity}
+    return {"api": api, "json": json, "total": total, "ms": drawn, "lcp": lcp, "tools": density, "capacity": capacity}
+
+
+def median(runs: list[dict[str, float]], key: str) -> float:
+    return float(statistics.median(r[key] for r in runs))
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as found
+
+        return found("claude-code-transcripts")
+    except Exception:
+        return ""
 
 
 def whole_bytes(client: Client, agent: str) -> int:
@@ -199,7 +279,14 @@ def main() -> None:
     who = t.create_account("bench")
     workspace = t.create_workspace("bench", [who["id"]])["id"]
     session = largest_session()
-    with Server(t) as server, Client(server.url, who["token"]) as client, sync_playwright() as p:
+    pages = Path(tempfile.mkdtemp())
+    static = static_pages(session, pages)
+    with (
+        Server(t) as server,
+        Client(server.url, who["token"]) as client,
+        StaticServer(pages) as files,
+        sync_playwright() as p,
+    ):
         cases: list[tuple[str, str]] = []
         imported = import_largest(t, who["id"], workspace)
         if imported:
@@ -211,11 +298,16 @@ def main() -> None:
         cases.append((f"synthetic {big / 1e6:.0f} MB", synthetic(client, workspace, big, "synthetic")))
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
         rows = []
-        for name, agent in cases:
+        side: list[dict[str, float]] = []
+        for index, (name, agent) in enumerate(cases):
             count = len(client.messages(agent, cut=True)["messages"])
-            runs = [measure(browser, server.url, who["token"], agent) for _ in range(args.runs)]
+            runs = []
+            for _ in range(args.runs):
+                runs.append(measure(browser, server.url, who["token"], agent))
+                if static is not None and index == 0:  # alternating with the same session's
+                    side.append(measure_static(browser, files.url, static.name))
             med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
-            rows.append((name, count, whole_bytes(client, agent), med))
+            rows.append((name, count, whole_bytes(client, agent), med, runs))
         browser.close()
     print(f"panel load, median of {args.runs} runs (fresh browser context each; SQLite; one machine)\n")
     print(
@@ -223,11 +315,26 @@ def main() -> None:
         "| all bytes loaded | newest page drawn | tool calls in view (1400×900) | tool rows a screen holds |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, count, whole, med in rows:
+    for name, count, whole, med, _ in rows:
         print(
             f"| {name} | {count} | {whole / 1024:,.0f} KB | {med['api'] / 1024:,.1f} KB | {med['json'] / 1024:,.1f} KB "
             f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms | {med['tools']:.0f} | {med['capacity']:.0f} |"
         )
+    if side:
+        ours = rows[0][4]
+        print(f"\nside by side, {session.name}, {args.runs} alternating runs each (ms: min / median / max)\n")
+        print("| what | bytes loaded | in the DOM | vs the static page | largest paint (LCP) | vs the static page |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, found in [
+            (f"claude-code-transcripts {version()} static page 1 (DOMContentLoaded)", side),
+            (f"Foldline panel, the newest {PAGE} messages (foldline:newest-page)", ours),
+        ]:
+            cells = [f"{median(found, 'total') / 1024:,.1f} KB"]
+            for key in ("ms", "lcp"):
+                times = [r[key] for r in found]
+                cells.append(f"{min(times):,.0f} / {median(found, key):,.0f} / {max(times):,.0f}")
+                cells.append(f"{median(found, key) / median(side, key):.2f}x")
+            print(f"| {name} | " + " | ".join(cells) + " |")
     worst = max(r[3]["json"] for r in rows), max(r[3]["ms"] for r in rows)
     print(
         f"\ngoal: under 100 KB of transcript data, even decoded ({'met' if worst[0] < 100 * 1024 else 'NOT met'}), "

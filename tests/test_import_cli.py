@@ -83,16 +83,23 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     t = local_transcripts(db)
     local = ensure_local(t, db)
     first = import_on_first_run(t, local)
-    assert first is not None and first.samples and first.summary.skipped == [] and first.summary.agents == 3
+    assert first is not None and first.samples and first.summary.skipped == [] and first.summary.agents == 5
     assert "sample sessions" in first.line()
     assert import_on_first_run(t, local) is None  # not the first run any more
     # The samples' files are as new as the clone, but their lines are months old: nothing runs.
-    running = []
+    running, subagents, cut_thoughts = [], [], []
     for agent in t.list_agents(local.account_id, local.workspace_id)["agents"]:
-        for call in [None, *t.agent(local.account_id, agent["id"])["subagents"]]:
+        calls = t.agent(local.account_id, agent["id"])["subagents"]
+        subagents += calls
+        for call in [None, *calls]:
             for message in t.messages(local.account_id, agent["id"], call=call)["messages"]:
                 running += [p for p in message["parts"] if p.get("state") in ("input-available", "input-streaming")]
+            for message in t.messages(local.account_id, agent["id"], call=call, cut=True)["messages"]:
+                cut = [c["index"] for c in message.get("cutParts", [])]
+                cut_thoughts += [i for i in cut if message["parts"][i]["type"] == "reasoning"]
     assert running == []
+    # what the README's pictures show can be seen on a first run: a subagent, a thought cut
+    assert subagents and cut_thoughts
 
 
 def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

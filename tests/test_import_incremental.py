@@ -5,7 +5,9 @@ These run on both backends: each test imports a few real files into its own work
 
 from __future__ import annotations
 
+import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ import pytest
 
 from foldline.errors import NotFound
 from foldline.importers import import_paths
+from foldline.importers.detect import find_groups
+from foldline.importers.writer import group_key, session_source
 from foldline.transcripts import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -202,3 +206,78 @@ def test_a_dangling_agent_file_is_skipped_and_its_neighbour_imported(
         ]
     (agent,) = transcripts.list_agents(account, workspace)["agents"]
     assert agent["title"] == "Hey" and transcripts.messages(account, agent["id"])["messages"]
+
+
+
+def conversations(t: Transcripts, account: str, workspace: str) -> dict[tuple[str, str | None], Json]:
+    """Every conversation of the workspace (agents and subagents), with its write counter and dates."""
+    found = {}
+    for agent in t.list_agents(account, workspace)["agents"]:
+        for call in [None, *t.agent(account, agent["id"])["subagents"]]:
+            conv = t.conversation(account, agent["id"], call)
+            found[(agent["id"], call)] = {"seq": conv.seq, "created": conv.created_at, "updated": conv.updated_at}
+    return found
+
+
+@pytest.mark.parametrize(
+    "sources",
+    [[SUBAGENTS / "turn-2.jsonl", SUBAGENTS / "turn-2"], [CODEX_FILE]],
+    ids=["claude-code-with-subagent", "codex"],
+)
+def test_an_unchanged_session_imported_from_another_path_writes_nothing(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path, sources: list[Path]
+) -> None:
+    account, workspace = owner
+    main = sources[0]
+    raw = main.read_bytes().splitlines(keepends=True)
+    here, elsewhere = tmp_path / "here", tmp_path / "a copy elsewhere"
+    for folder in (here, elsewhere):
+        folder.mkdir()
+        for source in sources[1:]:
+            shutil.copytree(source, folder / source.name)
+        (folder / main.name).write_bytes(b"".join(raw[: len(raw) // 2]))  # the session so far
+    first = import_paths(transcripts, [here], account_id=account, workspace_id=workspace)
+    assert first.agents == 1 and first.messages > 0
+    before, stored = conversations(transcripts, account, workspace), everything(transcripts, account, workspace)
+    told: list[str] = []
+    transcripts.listeners.append(told.append)  # each write wakes live followers through these
+    again = import_paths(transcripts, [elsewhere], account_id=account, workspace_id=workspace)
+    assert (again.agents, again.messages, again.parts, again.unchanged, again.skipped) == (0, 0, 0, 1, [])
+    assert told == []  # no message, title or date written: no follower receives anything
+    assert conversations(transcripts, account, workspace) == before  # the same agent; no write counted
+    assert everything(transcripts, account, workspace) == stored
+    # the copy elsewhere grows: it adds only what is new or changed, to the same agent
+    (elsewhere / main.name).write_bytes(b"".join(raw))
+    grown = import_paths(transcripts, [elsewhere], account_id=account, workspace_id=workspace)
+    after = everything(transcripts, account, workspace)
+    changed = [mid for mid, m in after.items() if stored.get(mid) != m]
+    assert 0 < grown.messages == len(changed) < len(after) and set(stored) <= set(after)
+    assert set(conversations(transcripts, account, workspace)) >= set(before)
+    assert len(transcripts.list_agents(account, workspace)["agents"]) == 1
+    # and the first copy, untouched since its import, still writes nothing
+    told.clear()
+    assert import_paths(transcripts, [here], account_id=account, workspace_id=workspace).messages == 0
+    assert told == [] and everything(transcripts, account, workspace) == after
+
+
+def test_hashes_an_older_importer_kept_with_the_file_are_still_read(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    """Before the session's own record, a file's record held the hashes: a store written then,
+    imported again from the same path, still writes nothing it already holds."""
+    account, workspace = owner
+    log = tmp_path / CODEX_FILE.name
+    shutil.copy2(CODEX_FILE, log)
+    assert import_paths(transcripts, [log], account_id=account, workspace_id=workspace).messages > 0
+    ((group,), _) = find_groups([log])
+    session = session_source(group_key(group))
+    file_state = orjson.loads(transcripts.import_state(account, workspace, str(log.resolve())) or "{}")
+    hashes = orjson.loads(transcripts.import_state(account, workspace, session) or "{}")["hashes"]
+    older = {**file_state, "hashes": hashes}  # as importers before the session record saved it
+    transcripts.save_import_state(account, workspace, str(log.resolve()), orjson.dumps(older).decode())
+    transcripts.save_import_state(account, workspace, session, "{}")
+    os.utime(log, ns=(time.time_ns(), time.time_ns()))  # touched: parsed again
+    told: list[str] = []
+    transcripts.listeners.append(told.append)
+    again = import_paths(transcripts, [log], account_id=account, workspace_id=workspace)
+    assert (again.messages, again.unchanged, told) == (0, 1, [])

@@ -188,6 +188,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_middleware(routes.PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
     app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
+    app.add_middleware(panel.Assets)  # outermost: the panel's scripts and stylesheet, from memory
     app.include_router(routes.router)
     panel.mount(app)
     return app

@@ -1,183 +1,162 @@
 """Make the panel's screenshots in docs/: ``.venv/bin/python tests/browser/screenshots.py``.
 
-It writes a small, made-up session into a fresh SQLite store, serves it and photographs the
-agents list, a transcript, a cut fold (both ends and the mark), a fold read whole, the search box
-and a search hit shown in the cut middle of a 2 MB output with headless Chromium; then imports the
-largest real Claude Code session kept in tests/data and photographs its last turn at 1400×900.
+Every picture is of a real imported session. It runs ``foldline serve`` on a fresh store as a new
+user's first run does (a home with no Claude Code or Codex sessions, so it imports the sample
+sessions shipped in ``foldline/samples``), signs in with the link it prints and photographs with
+headless Chromium: the agents list, the session with a subagent (its fold opened), a cut thought
+(both ends and the mark), a cut output read whole, the search box and a hit in the cut middle of
+an output, and the largest session's last turn at 1400×900.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 import tempfile
-import uuid
+import threading
+import time
 from pathlib import Path
-from typing import Any
 
-from playwright.sync_api import sync_playwright
+import httpx
+from playwright.sync_api import BrowserContext, Page, sync_playwright
 
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import LARGEST_SESSION, Panel, PanelServer, launch
-
-from foldline import Client
-from foldline.importers.importer import import_paths
-from foldline.settings import Settings
-from foldline.store import open_store
-from foldline.transcripts import Transcripts
+from conftest import launch
+from servers import free_port
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-
-TEST_OUTPUT = (
-    "".join(
-        f"tests/test_{name}.py::test_case_{i} \x1b[32mPASSED\x1b[0m{' ' * 10}[{i:3d}%]\n"
-        for i, name in enumerate(["store", "cut", "access", "events", "client"] * 60)
-    )
-    + "\n\x1b[32m===== 300 passed in 41.2s =====\x1b[0m\n"
-)
-
-BUILD_LOG = "".join(f"[{i:06d}] compiling src/module_{i % 240:03d}.rs ... ok\n" for i in range(44_000))
-BUILD_LOG = (
-    BUILD_LOG[: len(BUILD_LOG) // 2]
-    + "[022000] error: connection reset while fetching crate `tokio` (ECONNRESET), retrying in 2s\n"
-    + BUILD_LOG[len(BUILD_LOG) // 2 :]
-)
-
-THOUGHT = (
-    "The failing test is in the events stream. The follower polls every poll_seconds, so a write in "
-    "another process should arrive within one interval. Let me check where the seq is compared.\n\n"
-) * 30
-
-ANSWER = """Fixed. The stream compared `seq` with `>=`, so the last message was sent **twice** after a
-reconnect. Now:
-
-- the follower resumes strictly after `Last-Event-ID`;
-- a test writes through one process and follows through another.
-
-```python
-rows = store.changes(conv, since)  # seq > since
-```
-
-All 300 tests pass; see the run above."""
+# A word the largest sample holds mostly in the cut middle of an 88 KB Read output (a design note).
+QUERY = "matchesSessionPattern"
 
 
-def write_session(panel: Panel) -> str:
-    for title in ["import the codex rollouts", "tune the page query", "write the docs"]:
-        agent = panel.agent(title)
-        panel.put(agent, "user", [{"type": "text", "text": title}])
-    agent = panel.agent("fix the flaky events test")
-    panel.put(agent, "user", [{"type": "text", "text": "The events test fails about one run in ten. Can you fix it?"}])
-
-    def tool(name: str, call: str, command: dict[str, object], output: str) -> dict[str, object]:
-        return {
-            "type": f"tool-{name}",
-            "toolCallId": call,
-            "state": "output-available",
-            "input": command,
-            "output": output,
-        }
-
-    panel.put(
-        agent,
-        "assistant",
-        [
-            {"type": "step-start"},
-            {"type": "reasoning", "text": THOUGHT},
-            {"type": "text", "text": "Let me run the suite first to see the failure."},
-            {
-                **tool(
-                    "Bash",
-                    "toolu_00",
-                    {"command": "pytest -q tests/test_events.py", "description": "Run the events test"},
-                    "F.\nFAILED tests/test_events.py::test_resume - assert 2 == 1\n1 failed, 1 passed",
-                ),
-                "toolMetadata": {"claudeCode": {"exitCode": 1}},
-            },
-            tool("Bash", "toolu_04", {"command": "cargo build --release", "description": "Build"}, BUILD_LOG),
-            tool("Bash", "toolu_01", {"command": "pytest -q tests/", "description": "Run the tests"}, TEST_OUTPUT),
-            tool(
-                "Read",
-                "toolu_02",
-                {"file_path": "src/foldline/events.py"},
-                "def stream(changes, wait, since):\n    ...",
-            ),
-            {
-                "type": "tool-Task",
-                "toolCallId": "toolu_03",
-                "state": "output-available",
-                "input": {
-                    "description": "Find other seq comparisons",
-                    "subagent_type": "Explore",
-                    "prompt": "Find every place that compares `seq`.\nList each file and line.",
-                },
-                "output": "Two places compare seq: store/base.py and events.py.",
-            },
-            {"type": "text", "text": ANSWER},
-        ],
-    )
-    panel.client.put_message(
-        agent,
-        {"id": str(uuid.uuid4()), "role": "assistant", "parts": [{"type": "text", "text": "Looking for `seq` now."}]},
-        call="toolu_03",
-    )
-    return agent
+def serve_first_run(folder: Path) -> tuple[subprocess.Popen[str], str, str]:
+    """``foldline serve`` on a fresh store, in a home with no sessions: its link and API token."""
+    home = folder / "home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("CODEX_HOME", "FOLDLINE_DB")}
+    env["HOME"] = str(home)
+    port = free_port()
+    command = [sys.executable, "-m", "foldline.cli", "serve", "--db", str(folder / "foldline.db"), "--port", str(port)]
+    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, cwd=folder)
+    assert server.stdout is not None
+    link = ""
+    for line in server.stdout:
+        print(line, end="")
+        if line.split()[:1] == ["panel"]:
+            link = line.split()[1]
+            break
+    if not link:
+        raise SystemExit("foldline serve printed no sign-in link")
+    threading.Thread(target=server.stdout.read, daemon=True).start()  # drain the access log
+    base = link.split("/signin")[0]
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(base + "/api/openapi.json").raise_for_status()
+            break
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    return server, link, link.split("#token=")[1]
 
 
-def main() -> None:
-    db = str(Path(tempfile.mkdtemp()) / "foldline.db")
-    transcripts = Transcripts(open_store(db), settings=Settings(db=db, poll_seconds=0.2))
-    alice = transcripts.create_account("alice")
-    workspace = transcripts.create_workspace("team", [alice["id"]])
-    with PanelServer(transcripts) as server, Client(server.url, alice["token"]) as client, sync_playwright() as p:
-        panel = Panel(server.url, transcripts, alice["token"], workspace["id"], client)
-        agent = write_session(panel)
-        browser = launch(p)
-        page = browser.new_page(base_url=server.url, viewport={"width": 1100, "height": 760})
-        page.goto(f"/?token={panel.token}")
-        page.locator(f'li[data-agent="{agent}"]').wait_for()
-        page.screenshot(path=str(DOCS / "panel-agents.png"))
-        page.goto(f"/agents/{agent}")
-        page.wait_for_selector(".live[data-state=live]")
-        page.evaluate("window.scrollTo(0, 0)")
-        page.screenshot(path=str(DOCS / "panel-transcript.png"))
-        cut = page.locator("details.reasoning")
-        cut.evaluate("d => { d.open = true; }")  # opened without a read: both ends and the mark
-        cut.locator(".cut-mark").evaluate("m => { m.scrollIntoView({block: 'center'}); }")
-        page.screenshot(path=str(DOCS / "panel-fold-cut.png"))
-        cut.evaluate("d => { d.open = false; }")
-        fold = page.locator("details[data-tool=Bash]").last
-        fold.locator("summary").click()
-        fold.locator(".cut-mark").wait_for(state="detached")
-        fold.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
-        page.screenshot(path=str(DOCS / "panel-fold-open.png"))
-        page.keyboard.press("Control+k")
-        page.keyboard.type("ECONNRESET")
-        page.locator(".search-dialog [role=option]").first.wait_for()
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(DOCS / "panel-search.png"))
-        page.keyboard.press("Enter")
-        page.locator("main mark.hit.current").wait_for()
-        page.wait_for_timeout(300)
-        page.screenshot(path=str(DOCS / "panel-search-hit.png"))
-        dense(browser, panel, alice["id"], workspace["id"])
-        browser.close()
+def pick(api: httpx.Client) -> tuple[str, str]:
+    """The sample with a subagent, and the one with the most messages (the largest session)."""
+    me = api.get("/api/me").json()
+    agents = [a for w in me["workspaces"] for a in api.get(f"/api/agents?workspace_id={w['id']}").json()["agents"]]
+    with_subagent = next(a["id"] for a in agents if api.get(f"/api/agents/{a['id']}").json()["subagents"])
+    sizes = {a["id"]: len(api.get(f"/api/agents/{a['id']}/messages?parts=cut").json()["messages"]) for a in agents}
+    return with_subagent, max(sizes, key=lambda a: sizes[a])
 
 
-def dense(browser: Any, panel: Panel, account: str, workspace: str) -> None:
-    """The largest real session in a 1400×900 window, at its last turn: one line per tool call."""
-    import_paths(panel.transcripts, [LARGEST_SESSION], account_id=account, workspace_id=workspace)
-    agents = panel.transcripts.list_agents(account, workspace)["agents"]
-    agent = max(agents, key=lambda a: len(panel.transcripts.messages(account, a["id"])["messages"]))["id"]
-    page = browser.new_page(base_url=panel.url, viewport={"width": 1400, "height": 900})
-    page.goto(f"/?token={panel.token}")
+def every_page(page: Page) -> None:
+    if page.locator(".older").is_visible():
+        page.click("text=Jump to the start")
+        page.locator(".older").wait_for(state="hidden")
+    page.wait_for_timeout(300)
+
+
+def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> None:
+    page = context.new_page()
+    page.set_viewport_size({"width": 1100, "height": 760})
+    page.goto(link)  # the sign-in page posts the token and goes on to the agents
     page.wait_for_selector("body[data-ready]")
-    page.goto(f"/agents/{agent}")
+    page.screenshot(path=str(DOCS / "panel-agents.png"))
+    base = link.split("/signin")[0]
+
+    page.goto(f"{base}/agents/{subagent}")
+    page.wait_for_selector(".live[data-state=live]")
+    fold = page.locator("details.subagent").first
+    fold.locator("summary").click()
+    fold.locator("article").first.wait_for()
+    call = page.locator('details.tool[data-tool="Task"]').first
+    call.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -260); }")
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(DOCS / "panel-transcript.png"))
+
+    page.goto(f"{base}/agents/{largest}")
+    page.wait_for_selector(".live[data-state=live]")
+    every_page(page)
+    cut = page.locator("details.reasoning:has(.size.cut)").first
+    cut.evaluate("d => { d.open = true; }")  # opened without a read: both ends and the mark
+    cut.locator(".cut-mark").evaluate("m => { m.scrollIntoView({block: 'center'}); }")
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(DOCS / "panel-fold-cut.png"))
+    cut.evaluate("d => { d.open = false; }")
+    found = page.locator('details.tool[data-tool="Bash"]:has(.size.cut)').first
+    where = found.evaluate("d => [d.dataset.message, d.dataset.part]")
+    output = page.locator(f'details.tool[data-message="{where[0]}"][data-part="{where[1]}"]')  # cut, then whole
+    output.locator("summary").click()
+    output.locator(".cut-mark").wait_for(state="detached")
+    output.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
+    page.wait_for_timeout(200)
+    page.screenshot(path=str(DOCS / "panel-fold-open.png"))
+
+    page.goto(f"{base}/")
+    page.wait_for_selector("body[data-ready]")
+    page.keyboard.press("Control+k")
+    page.keyboard.type(QUERY)
+    page.locator(".search-dialog [role=option]").first.wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(DOCS / "panel-search.png"))
+    page.keyboard.press("Enter")
+    page.locator("main mark.hit.current").wait_for()
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(DOCS / "panel-search-hit.png"))
+    page.close()
+    dense(context, base, largest)
+
+
+def dense(context: BrowserContext, base: str, agent: str) -> None:
+    """The largest real session in a 1400×900 window, at its last turn: one line per tool call."""
+    page = context.new_page()
+    page.set_viewport_size({"width": 1400, "height": 900})
+    page.goto(f"{base}/agents/{agent}")
     page.wait_for_selector(".live[data-state=live]")
     page.locator("article.role-user:not(.cc)").last.evaluate("a => { a.scrollIntoView(); window.scrollBy(0, -90); }")
     page.wait_for_timeout(300)
     page.screenshot(path=str(DOCS / "panel-dense.png"))
     page.close()
+
+
+def main() -> None:
+    folder = Path(tempfile.mkdtemp())
+    server, link, token = serve_first_run(folder)
+    try:
+        base = link.split("/signin")[0]
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as api:
+            subagent, largest = pick(api)
+        with sync_playwright() as p:
+            browser = launch(p)
+            shoot(browser.new_context(), link, subagent, largest)  # one context: the sign-in cookie
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(10)
 
 
 if __name__ == "__main__":

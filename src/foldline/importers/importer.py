@@ -30,10 +30,11 @@ def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Sessi
 def import_group(writer: Writer, group: Group) -> Summary:
     """One session: parsed whole first, then written; skipped with a reason if it cannot be."""
     t = writer.t
-    agent = agent_id(writer.workspace, group_key(group))
+    key = group_key(group)
+    agent = agent_id(writer.workspace, key)
     try:
         files = fingerprint(group)
-        state = writer.load_state(group.main)
+        state = writer.load_state(group.main, key)
         current = state.get("version") == IMPORTER_VERSION
         if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
             return Summary(unchanged=1)
@@ -52,7 +53,9 @@ def import_group(writer: Writer, group: Group) -> Summary:
             done = writer.write(session, agent, hashes)
     except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
         return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
-    writer.save_state(group.main, files, hashes)
+    writer.save_state(group.main, key, files, hashes)
+    if not done.messages:  # parsed again (another path, a touched file), nothing new: up to date
+        done.unchanged = 1
     return done
 
 

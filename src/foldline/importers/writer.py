@@ -1,9 +1,12 @@
 """Writing a parsed session through the write door, adding only what is new or changed.
 
-The bookkeeping of a session (``Transcripts.import_state``, keyed by workspace and main file) holds
-the size and modification time of each of its files, so an untouched session is not even
-parsed again, and a short hash per message, so a grown session puts only its new messages
-and the ones that changed (an assistant message whose tool result arrived since).
+The bookkeeping (``Transcripts.import_state``) is two records per workspace. One per main file
+holds the size and modification time of each file of its session, so an untouched file is not
+even parsed again. One per session (its agent's key, whatever path it was read from) holds a
+short hash of each message written, so a grown session puts only its new messages and the ones
+that changed (an assistant message whose tool result arrived since), and the same session read
+from a copy elsewhere puts nothing. Stores written before the session record read the hashes
+from the file's record.
 
 After its messages are written, each conversation is dated by its source
 (``Transcripts.date_agent``): created at its first line's timestamp, updated at its last line's.
@@ -51,6 +54,11 @@ def fingerprint(group: Group) -> dict[str, list[int]]:
     return found
 
 
+def session_source(key: str) -> str:
+    """The bookkeeping key of a session's own record; a main file's key is its absolute path."""
+    return f"session:{key}"
+
+
 def decode_state(raw: str | None) -> Json:
     try:
         state = orjson.loads(raw) if raw else {}
@@ -84,7 +92,7 @@ class Writer:
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
-            self.t.date_agent(self.account, agent, session.main.first_at, max(lasts))
+            self.date(agent, session.main.first_at, max(lasts))
         done.agents = 1 if done.messages else 0
         return done
 
@@ -96,7 +104,8 @@ class Writer:
         self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done)
         if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
             updated = max(before["updated_at"], session.main.last_at)
-            self.t.date_agent(self.account, parent, before["created_at"], updated)
+            if done.messages or updated != before["updated_at"]:  # a write stamped it with the time of the import
+                self.t.date_agent(self.account, parent, before["created_at"], updated)
         done.agents = 1 if done.messages else 0
         return done
 
@@ -118,12 +127,26 @@ class Writer:
         if title and found["title"] != title:
             self.t.rename_agent(self.account, agent, title, call=call)
         if conv.first_at and conv.last_at:
-            self.t.date_agent(self.account, agent, conv.first_at, conv.last_at, call=call)
+            self.date(agent, conv.first_at, conv.last_at, call, found)
 
-    def load_state(self, main: Path) -> Json:
-        """What the last import of the session whose main file is ``main`` saved."""
-        return decode_state(self.t.import_state(self.account, self.workspace, str(main)))
+    def date(self, agent: str, first: str, last: str, call: str | None = None, found: Json | None = None) -> None:
+        """Date a conversation by its source, unless it already is (a date written wakes followers)."""
+        found = found or self.t.find_agent(self.account, agent, call)
+        if found is None or (found["created_at"], found["updated_at"]) != (first, last):
+            self.t.date_agent(self.account, agent, first, last, call=call)
 
-    def save_state(self, main: Path, files: Any, hashes: Any) -> None:
-        state = {"files": files, "hashes": hashes, "version": IMPORTER_VERSION}
+    def load_state(self, main: Path, key: str) -> Json:
+        """What the last imports saved: ``files`` and ``version`` of the file ``main`` (the last
+        import from that path), ``hashes`` of the session ``key`` (from whatever path)."""
+        state = decode_state(self.t.import_state(self.account, self.workspace, str(main)))
+        session = decode_state(self.t.import_state(self.account, self.workspace, session_source(key)))
+        if isinstance(session.get("hashes"), dict):
+            state["hashes"] = session["hashes"]
+        return state
+
+    def save_state(self, main: Path, key: str, files: Any, hashes: Any) -> None:
+        """Save the session's hashes (first: a file's record says it was imported) and the file's."""
+        session = {"hashes": hashes, "version": IMPORTER_VERSION}
+        self.t.save_import_state(self.account, self.workspace, session_source(key), orjson.dumps(session).decode())
+        state = {"files": files, "version": IMPORTER_VERSION}
         self.t.save_import_state(self.account, self.workspace, str(main), orjson.dumps(state).decode())

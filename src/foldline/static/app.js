@@ -1,13 +1,13 @@
 // The panel: the agents of each workspace, and an agent's transcript at /agents/{agent}.
 
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
-import { ApiError, getJson } from "./api.js";
+import { ApiError, conversationPath, getJson, page } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
 import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
-import { Transcript, agentInfo, scrollToBottom } from "./transcript.js";
+import { PAGE, Transcript, agentInfo, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
 const crumb = document.getElementById("crumb");
@@ -134,6 +134,9 @@ async function show(target, { focus = false } = {}) {
 }
 
 async function transcriptView(agent, target) {
+  // The agent and its newest page are read at once (the shell preloads both): no waterfall.
+  const first = page(conversationPath(agent), { limit: PAGE });
+  first.catch(() => {}); // an agent not found answers through its own read below
   let info;
   try {
     info = await agentInfo(agent);
@@ -182,13 +185,26 @@ async function transcriptView(agent, target) {
     },
   });
   current = transcript;
-  const ready = transcript.start();
+  // The first view: the newest page, its closed folds' bodies built once it is on screen.
+  const drawn = transcript.start(first, { later: true });
+  const ready = drawn.then(afterPaint).then(() => transcript.buildWaiting());
+  ready.catch(() => {}); // a failed read is told through `drawn`
   currentView = { agent, transcript, note, ready };
-  await ready;
+  await drawn;
   scrollToBottom();
   performance.mark("foldline:newest-page"); // read by bench/panel_load.py
+  await ready;
   if (target) await show(target, { focus: true }).catch(() => {});
   transcript.observeTop();
+}
+
+// Resolves once what is drawn now has been painted (the next frame, then the task after it); a
+// tab in the background draws no frame, so it does not wait for one past a quarter second.
+function afterPaint() {
+  return new Promise((resolve) => {
+    requestAnimationFrame(() => setTimeout(resolve, 0));
+    setTimeout(resolve, 250);
+  });
 }
 
 function agentOf(path) {

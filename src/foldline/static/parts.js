@@ -301,6 +301,39 @@ function inputBlock(value, state) {
   return section;
 }
 
+// A transcript's first view draws its closed folds without their bodies (a thought's Markdown, a
+// call's input, diff and output: most of the work, none of it on screen) and builds them right
+// after that view is painted (Transcript.buildWaiting), or at once if one is opened first.
+let waiting = null; // the bodies left for later while a first view is drawn, else null
+
+// Run `draw` with the bodies of the folds it makes left for later; returns those bodies.
+export function drawLater(draw) {
+  waiting = [];
+  try {
+    draw();
+    return waiting;
+  } finally {
+    waiting = null;
+  }
+}
+
+function lazyBody(body, build) {
+  if (waiting === null) build();
+  else {
+    body.build = build;
+    waiting.push(body);
+  }
+  return body;
+}
+
+// Build a fold's body if it was left for later (a body no longer on the page is left alone).
+export function buildBody(body) {
+  const build = body && body.build;
+  if (!build) return;
+  body.build = null;
+  if (body.isConnected) build();
+}
+
 function summary(...children) {
   const s = el("summary");
   s.append(...children);
@@ -352,7 +385,7 @@ function reasoningFold(msgId, index, part, state) {
   if (part.state === "streaming") bits.push(el("span", "badge streaming", "thinking…"));
   details.append(summary(...bits));
   const body = el("div", "fold-body");
-  body.append(fieldSection(state, "Thought", text, "thought", "text"));
+  lazyBody(body, () => body.append(fieldSection(state, "Thought", text, "thought", "text")));
   details.append(body);
   return details;
 }
@@ -399,15 +432,17 @@ function toolFold(msgId, index, part, state, ctx) {
   }
   details.append(summary(...bits));
   const body = el("div", "fold-body");
-  const change = changeLines(name, part.input, part.toolMetadata);
-  if (change) body.append(changeSection(change));
-  if (part.input !== undefined) body.append(inputBlock(part.input, state));
-  if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
-  for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
-    if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
-    else if (field === "output" && hasMedia(whole.output) && !marksFor(state, "output").length) body.append(mediaSection(whole.output));
-    else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
-  }
+  lazyBody(body, () => {
+    const change = changeLines(name, part.input, part.toolMetadata);
+    if (change) body.append(changeSection(change));
+    if (part.input !== undefined) body.append(inputBlock(part.input, state));
+    if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
+    for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
+      if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
+      else if (field === "output" && hasMedia(whole.output) && !marksFor(state, "output").length) body.append(mediaSection(whole.output));
+      else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
+    }
+  });
   details.append(body);
   return details;
 }

@@ -3,7 +3,7 @@
 
 import { conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
 import { cpLength, cpSlice } from "./marks.js";
-import { el, fieldText, renderPart, subagentLabel } from "./parts.js";
+import { buildBody, drawLater, el, fieldText, renderPart, subagentLabel } from "./parts.js";
 
 export const PAGE = 15;
 const OLDER_PAGE = 30;
@@ -235,15 +235,30 @@ export class Transcript {
     this.root.append(this.older, this.orphans, this.list, this.live);
   }
 
-  async start() {
-    const first = await page(this.base, { limit: PAGE });
+  // `first`: the newest page's read, when the caller started it already (with the agent's).
+  // `later`: leave its closed folds' bodies for buildWaiting(), which then starts following live
+  // (so "Following live" means every body is built): the first view.
+  async start(first = null, { later = false } = {}) {
+    first = await (first || page(this.base, { limit: PAGE }));
     this.next = first.next;
     this.seq = first.seq;
-    for (const message of first.messages) this.append(message);
+    const draw = () => {
+      for (const message of first.messages) this.append(message);
+    };
+    if (later) this.waiting = drawLater(draw);
+    else draw();
     this.updateOlder();
     this.placeOrphans();
     if (!first.messages.length) this.list.append(el("p", "muted empty", "No messages yet."));
-    this.follow();
+    if (!later) this.follow();
+  }
+
+  // Build the fold bodies the first view left for later (see parts.js drawLater), then follow.
+  buildWaiting() {
+    const bodies = this.waiting || [];
+    this.waiting = null;
+    for (const body of bodies) buildBody(body);
+    if (!this.stopped && !this.source) this.follow();
   }
 
   stop() {
@@ -306,6 +321,7 @@ export class Transcript {
       if (summary && summary.parentElement === details) details.userToggle = true;
     });
     details.addEventListener("toggle", () => {
+      if (details.open) buildBody(details.querySelector(":scope > .fold-body"));
       const user = details.userToggle === true;
       details.userToggle = false;
       if (!user) return; // opened by find-in-page or by a script: show the ends, read nothing
