@@ -49,7 +49,7 @@ class Rollout:
     calls: dict[str, Json] = field(default_factory=dict)
     current: Json | None = None  # the assistant message being built
     answered: bool = False  # a tool output arrived since the current message began
-    context: Json = field(default_factory=dict)  # model and cwd, from turn_context
+    context: Json = field(default_factory=dict)  # model and cwd (turn_context), git branch (session_meta)
     first_prompt: str | None = None
     parent: str | None = None
     line_no: int = 0
@@ -87,6 +87,9 @@ class Rollout:
         for key in ("cwd", "cli_version", "originator"):
             if isinstance(payload.get(key), str) and key not in self.context:
                 self.context[key] = payload[key]
+        git = payload.get("git")
+        if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
+            self.context.setdefault("gitBranch", git["branch"])
 
     def item(self, d: Json, p: Json) -> None:
         kind = p.get("type")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from .base import EVERYONE, SOMETHING, Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .base import EVERYONE, SOMETHING, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart
 from .url import normalize_url, sqlite_file
 
 __all__ = [
     "EVERYONE",
+    "AgentFacts",
+    "AgentRow",
     "SOMETHING",
     "Conversation",
     "MessageRow",
