@@ -401,8 +401,6 @@ class Transcripts:
         total = dict.fromkeys(("messages", "input_tokens", "output_tokens", "cache_read_tokens",
                                "cache_write_tokens", "cost", "unpriced"), 0)  # fmt: skip
         for row in rows:
-            if not row["messages"]:
-                continue  # every message counted there was rewritten without usage
             entry: Json = {by: row["key"] or None}
             if by == "agent":
                 entry.update(title=row["title"], workspace_id=row["workspace_id"])

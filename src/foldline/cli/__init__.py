@@ -12,6 +12,7 @@ from .common import Group
 from .imports import import_command
 from .search import search_command
 from .serve import serve
+from .usage import usage_command
 from .workspaces import workspace
 
 
@@ -26,5 +27,6 @@ main.add_command(workspace)
 main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(search_command)
+main.add_command(usage_command)
 
 __all__ = ["main"]

@@ -653,6 +653,7 @@ class Store(TextStore):
             .join(conversations, c.id == u.agent_id)
             .join(members, and_(members.c.workspace_id == c.workspace_id, members.c.account_id == account_id))
             .group_by(*keys)
+            .having(func.sum(u.messages) > 0)  # every message counted there was rewritten without usage
             .order_by(keys[0])
         )
         if workspace_id is not None:
