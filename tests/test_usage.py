@@ -7,6 +7,7 @@ Every expected count is summed here from the raw log lines, not by the importer.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Iterator
 from decimal import Decimal
@@ -221,3 +222,22 @@ def test_the_usage_command_sums_by_day_model_and_agent(
     assert orjson.loads(bob.output)["rows"] == []  # nothing of another account's workspaces
     bad = runner.invoke(main, ["usage", "--workspace", str(uuid.uuid4()), "--db", db_url, "--account", world.bob_id])
     assert bad.exit_code != 0
+
+
+def test_concurrent_writers_lose_no_count(world: World, transcripts: Transcripts) -> None:
+    """Writers to an agent and its subagents at once: each change is relative, none is lost."""
+
+    def writer(call: str | None) -> None:
+        for _ in range(8):
+            message = message_with({"inputTokens": 3, "outputTokens": 1})
+            transcripts.put_message(world.alice_id, world.agent, message["id"], message, call=call)
+
+    threads = [threading.Thread(target=writer, args=(call,)) for call in (None, "a", "b", "c")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    agent = world.alice.agent(world.agent)
+    assert (agent["messages"], agent["usage"]["input_tokens"], agent["usage"]["output_tokens"]) == (32, 96, 32)
+    (row,) = agent["usage_by_model"]
+    assert row["messages"] == 32
