@@ -240,3 +240,22 @@ def test_every_agent_still_comes_through_the_client(world: World) -> None:
     ids = many_agents(world, 5)
     assert {a["id"] for a in world.alice.agents(world.workspace)} == {*ids, world.agent}
     assert new_id() not in {a["id"] for a in world.alice.agents(world.workspace, source="api")}
+
+
+def test_titles_beyond_ascii_page_without_repeats(world: World) -> None:
+    titles = ["Ärger", "äpfel", "Zebra", "émile", "Émile", "ñu", "apple", "Ωmega", "ωmega", "日本", None, ""]
+    ids = {world.alice.create_agent(world.workspace, **({"title": t} if t is not None else {}))["id"] for t in titles}
+    for order in ("asc", "desc"):
+        seen = every_page(world, 2, sort="title", order=order)
+        assert sorted(a["id"] for a in seen) == sorted([*ids, world.agent])
+
+
+def test_odd_facts_are_stored_safely(world: World) -> None:
+    meta = {"cwd": "a\x00b", "gitBranch": "b" * 10_000, "model": "m\x00", "usage": {"inputTokens": 1}}
+    world.alice.put_message(world.agent, {**assistant([text("x")]), "metadata": meta})
+    long_model = {"model": "x" * 5000, "usage": {"inputTokens": 2}}
+    world.alice.put_message(world.agent, {**assistant([text("y")]), "metadata": long_model})
+    listed = world.alice.agent(world.agent)
+    assert listed["project"] is None and listed["branch"] == "b" * 256 and listed["model"] == "x" * 256
+    assert listed["usage"]["input_tokens"] == 3 and listed["usage"]["cost_usd"] is None
+    assert {m["model"] for m in listed["usage_by_model"]} == {None, "x" * 256}

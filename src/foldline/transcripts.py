@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from . import search
-from .agentlist import encode_cursor, is_live, parse_list_query, usage_json
+from .agentlist import PROJECT_MAX, encode_cursor, is_live, parse_list_query, usage_json
 from .cut import candidate, cut_text
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
 from .fields import FIELDS, searchable
@@ -42,7 +42,7 @@ from .settings import Settings
 from .store import EVERYONE, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 from .store.chunks import FieldText
 from .store.text import TextRow
-from .usage import Usage, message_usage, parse_usage, price_table
+from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
 
 __all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
@@ -121,16 +121,18 @@ def agent_facts(role: str, metadata: Any) -> AgentFacts:
     (``gitBranch``, or Codex's ``git.branch``) and, for an assistant message, its model."""
     meta = metadata if isinstance(metadata, dict) else {}
 
-    def text(value: Any) -> str | None:
-        return value if isinstance(value, str) and value and "\x00" not in value else None
+    def text(value: Any, most: int) -> str | None:  # NUL cannot be stored in PostgreSQL text
+        return value[:most] if isinstance(value, str) and value and "\x00" not in value else None
 
     source = meta.get("source") if meta.get("source") in ("claude-code", "codex") else "api"
     git = meta.get("git")
-    branch = text(meta.get("gitBranch")) or (text(git.get("branch")) if isinstance(git, dict) else None)
-    model = text(meta.get("model")) if role == "assistant" else None
+    branch = text(meta.get("gitBranch"), NAME_MAX) or (
+        text(git.get("branch"), NAME_MAX) if isinstance(git, dict) else None
+    )
+    model = text(meta.get("model"), NAME_MAX) if role == "assistant" else None
     if model is not None and model.startswith("<"):  # Claude Code's "<synthetic>" notes are no model
         model = None
-    return AgentFacts(source, text(meta.get("cwd")), branch, model)
+    return AgentFacts(source, text(meta.get("cwd"), PROJECT_MAX), branch, model)
 
 
 class Transcripts:
@@ -355,15 +357,13 @@ class Transcripts:
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.is_member(workspace_id, account):
             raise NotFound()
-        rows, more = self._store.agent_list(
+        rows, last_value = self._store.agent_list(
             workspace_id, sort=query.sort, descending=query.descending, source=query.source, project=query.project,
             after=query.after, limit=query.limit,
         )  # fmt: skip
         after = None
-        if more and rows:
-            last = rows[-1]
-            value = self._store.agent_sort_value(last, query.sort)
-            after = encode_cursor(query.sort, query.descending, value, last.conv.id)
+        if last_value is not None and rows:
+            after = encode_cursor(query.sort, query.descending, last_value, rows[-1].conv.id)
         out: Json = {"agents": [agent_json(row) for row in rows], "next": after, "prices": price_table()}
         if cursor is None:
             facets = self._store.agent_facets(workspace_id)

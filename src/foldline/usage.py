@@ -32,6 +32,7 @@ from .errors import Invalid
 COUNT_MAX = 10**12  # tokens in one message's count: far past any model call, and sums stay exact
 PICO = Decimal(10**12)  # costs are kept in picodollars: whole numbers that add up exactly
 WHERE = "metadata.usage"
+NAME_MAX = 256  # code points of a model (or branch) name kept: longer ones are cut there
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +127,7 @@ def message_usage(metadata: Any, model: str | None = None) -> MessageUsage | Non
         return None
     meta = metadata if isinstance(metadata, dict) else {}
     model = model or (meta.get("model") if isinstance(meta.get("model"), str) else None) or ""
+    model = "" if "\x00" in model else model[:NAME_MAX]  # PostgreSQL text holds no NUL
     provider = meta.get("provider") if isinstance(meta.get("provider"), str) else None
     moment = message_time(meta.get("timestamp"))
     return MessageUsage(model, moment.date().isoformat(), usage, estimate(usage, model, provider, moment))
@@ -163,7 +165,7 @@ def estimate(usage: Usage, model: str, provider: str | None = None, when: dateti
     )
     try:
         found = calc_price(asked, model, provider_id=provider, genai_request_timestamp=when)
-    except (LookupError, ValueError):
+    except Exception:  # an unknown model or provider, or anything else: no cost, and the write goes on
         return None
     return int((Decimal(found.total_price) * PICO).to_integral_value(ROUND_HALF_UP))
 

@@ -569,18 +569,22 @@ class Store(TextStore):
         project: str | None = None,
         after: tuple[Any, str] | None = None,
         limit: int | None = 50,
-    ) -> tuple[list[AgentRow], bool]:
+    ) -> tuple[list[AgentRow], Any]:
         """One page of a workspace's agents (not subagents) ordered by ``sort`` (one of
         :data:`AGENT_SORTS`), then by id; only those of ``source`` and ``project`` when given;
         those after ``after`` (the last row's sort value and id, from the page before). Returns
-        the rows and whether more follow. The totals are read as kept, never summed here."""
+        the rows and, when more follow, the last row's sort value as the database computed it
+        (what the next page's cursor carries; None on the last page). The totals are read as
+        kept, never summed here."""
         c = conversations.c
         key = agent_sort_key(sort)
-        query = self._agent_row_query().where(c.workspace_id == workspace_id, c.parent_id.is_(None))
+        query = select(*self._agent_row_query().selected_columns, key.label("sort_value")).where(
+            c.workspace_id == workspace_id, c.parent_id.is_(None)
+        )
         if source is not None:
-            query = query.where(c.source.is_(None) if source == "" else c.source == source)
+            query = query.where(c.source == source)
         if project is not None:
-            query = query.where(c.project.is_(None) if project == "" else c.project == project)
+            query = query.where(c.project == project)
         if after is not None:
             value, last_id = after
             beyond = key < value if descending else key > value
@@ -589,22 +593,11 @@ class Store(TextStore):
         if limit is not None:
             query = query.limit(limit + 1)
         with self.read() as conn:
-            rows = [self._agent_row(r) for r in conn.execute(query)]
-        more = limit is not None and len(rows) > limit
-        return (rows[:limit] if limit is not None else rows), more
-
-    @staticmethod
-    def agent_sort_value(row: AgentRow, sort: str) -> Any:
-        """The value ``row`` is ordered by under ``sort`` (what a cursor carries)."""
-        if sort == "activity":
-            return row.conv.updated_at
-        if sort == "messages":
-            return row.messages
-        if sort == "tokens":
-            return row.input_tokens + row.output_tokens
-        if sort == "cost":
-            return row.cost
-        return (row.conv.title or "").lower()
+            found = conn.execute(query).all()
+        more = limit is not None and len(found) > limit
+        found = found[:limit] if limit is not None else found
+        rows = [self._agent_row(r[:-1]) for r in found]
+        return rows, (found[-1][-1] if more and found else None)
 
     def agent_facets(self, workspace_id: str, most: int = 200) -> dict[str, list[tuple[str | None, int]]]:
         """The sources and the projects (at most ``most``, the commonest first) of a workspace's
