@@ -16,8 +16,10 @@ import pytest
 from conftest import BACKENDS, PG_ADMIN
 from sqlalchemy import select
 
+import foldline.store.base as store_base
 from foldline.store import Store, open_store
 from foldline.store.schema import MIGRATIONS, migrations_table
+from foldline.transcripts import Transcripts
 
 STARTERS = 6
 
@@ -65,3 +67,44 @@ def test_concurrent_starts_on_a_fresh_database_migrate_once(fresh_url: str) -> N
     finally:
         for s in stores:
             s.close()
+
+
+def test_migration_7_counts_the_messages_already_stored(fresh_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store from before the agents list's totals: each agent's count (its subagents' included)
+    is made once by the migration, and kept by every write after it."""
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 7])
+    store = open_store(fresh_url)
+    try:
+        agent, sub, other = (str(uuid.uuid4()) for _ in range(3))
+        account, workspace = str(uuid.uuid4()), str(uuid.uuid4())
+        stamp = "2026-01-01T00:00:00.000Z"
+        with store.write() as conn:  # as a store before migration 7 held them: none of its columns
+            q = "?" if store.engine.dialect.name == "sqlite" else "%s"
+            conn.exec_driver_sql(f"INSERT INTO accounts (id, name, created_at) VALUES ({q}, 'old', {q})",
+                                 (account, stamp))  # fmt: skip
+            conn.exec_driver_sql(f"INSERT INTO workspaces (id, name, created_at) VALUES ({q}, 'old', {q})",
+                                 (workspace, stamp))  # fmt: skip
+            conn.exec_driver_sql(f"INSERT INTO members (workspace_id, account_id) VALUES ({q}, {q})",
+                                 (workspace, account))  # fmt: skip
+            for conv, parent, call in ((agent, None, None), (sub, agent, "c1"), (other, None, None)):
+                conn.exec_driver_sql(
+                    "INSERT INTO conversations (id, workspace_id, owner_id, parent_id, call_id, title, seq, created_at,"
+                    f" updated_at) VALUES ({q}, {q}, {q}, {q}, {q}, 't', 0, {q}, {q})",
+                    (conv, workspace, account, parent, call, stamp, stamp),
+                )
+            for n, conv in enumerate([agent, agent, sub, agent, sub]):
+                conn.exec_driver_sql(
+                    "INSERT INTO messages (conversation_id, id, owner_id, position, seq, role, head, created_at,"
+                    f" updated_at) VALUES ({q}, {q}, {q}, {q}, {q}, 'user', '{{}}', {q}, {q})",
+                    (conv, str(uuid.uuid4()), account, n + 1, n + 1, stamp, stamp),
+                )
+        monkeypatch.undo()
+        assert store.migrate() == [7]
+        t = Transcripts(store)
+        listed = {a["id"]: a["messages"] for a in t.list_agents(account, workspace)["agents"]}
+        assert listed == {agent: 5, other: 0}
+        message = {"id": str(uuid.uuid4()), "role": "user", "parts": [{"type": "text", "text": "new"}]}
+        t.put_message(account, agent, message["id"], message)
+        assert t.agent(account, agent)["messages"] == 6
+    finally:
+        store.close()

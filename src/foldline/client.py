@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 from urllib.parse import quote
 
 import httpx
@@ -51,8 +51,36 @@ class Me(TypedDict):
     workspaces: list[Workspace]
 
 
+class Usage(TypedDict):
+    """Tokens (``input_tokens`` counts cache reads and writes too) and the estimated cost in US
+    dollars, ``None`` when a model's price is not known."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    total_tokens: int
+    cost_usd: float | None
+
+
+class ModelUsage(Usage):
+    """An agent's usage on one model (``model`` None: messages that named none)."""
+
+    model: str | None
+    messages: int
+
+
+class Prices(TypedDict):
+    """The price table costs come from: ``{"source": "genai-prices", "version": "…"}``."""
+
+    source: str
+    version: str | None
+
+
 class AgentSummary(TypedDict):
-    """An agent as listed (``GET /api/agents``). Times are ISO 8601 UTC strings."""
+    """An agent as listed (``GET /api/agents``). Times are ISO 8601 UTC strings. ``source`` is
+    ``claude-code``, ``codex`` or ``api``; ``messages`` and ``usage`` count its subagents' too;
+    ``live``: written to in the last 5 minutes."""
 
     id: str
     workspace_id: str
@@ -60,12 +88,42 @@ class AgentSummary(TypedDict):
     title: str | None
     created_at: str
     updated_at: str
+    source: str | None
+    project: str | None
+    branch: str | None
+    model: str | None
+    messages: int
+    usage: Usage
+    live: bool
 
 
-class Agent(AgentSummary):
-    """One agent (``GET /api/agents/{agent}``), with the call ids of its subagents, oldest first."""
+class Agent(AgentSummary, total=False):
+    """One agent (``GET /api/agents/{agent}``), with the call ids of its subagents, oldest first,
+    and (on a read, not on creation) its usage by model and the price table."""
 
-    subagents: list[str]
+    subagents: Required[list[str]]
+    usage_by_model: list[ModelUsage]
+    prices: Prices
+
+
+class Facet(TypedDict):
+    value: str | None
+    agents: int
+
+
+class Facets(TypedDict):
+    sources: list[Facet]
+    projects: list[Facet]
+
+
+class AgentList(TypedDict, total=False):
+    """A page of agents (``GET /api/agents``): pass ``next`` back as ``cursor``; ``facets`` (the
+    sources and projects to filter by) comes with the first page only."""
+
+    agents: Required[list[AgentSummary]]
+    next: Required[str | None]
+    prices: Required[Prices]
+    facets: Facets
 
 
 class CutPart(TypedDict):
@@ -224,9 +282,35 @@ class Client:
         result: Agent = self._call("POST", "/api/agents", body)
         return result
 
-    def agents(self, workspace_id: str) -> list[AgentSummary]:
-        """The workspace's agents, the most recently active first."""
-        result: list[AgentSummary] = self._call("GET", "/api/agents", params={"workspace_id": workspace_id})["agents"]
+    def agents(self, workspace_id: str, **filters: str) -> list[AgentSummary]:
+        """Every agent of the workspace (page after page), the most recently active first, or
+        as ``sort``/``order`` say; ``source`` and ``project`` filter (see :meth:`agents_page`)."""
+        found: list[AgentSummary] = []
+        cursor: str | None = None
+        while True:
+            page = self.agents_page(workspace_id, cursor=cursor, limit=200, **filters)
+            found.extend(page["agents"])
+            cursor = page["next"]
+            if cursor is None:
+                return found
+
+    def agents_page(
+        self,
+        workspace_id: str,
+        *,
+        sort: str | None = None,
+        order: str | None = None,
+        source: str | None = None,
+        project: str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> AgentList:
+        """One page of the workspace's agents: ``sort`` is activity (default), messages, tokens,
+        cost or title; ``order`` asc or desc; ``source`` claude-code, codex or api; ``project`` a
+        folder; ``limit`` 1–200 (default 50); ``cursor`` the ``next`` of the page before."""
+        asked = {"workspace_id": workspace_id, "sort": sort, "order": order, "source": source, "project": project,
+                 "limit": limit, "cursor": cursor}  # fmt: skip
+        result: AgentList = self._call("GET", "/api/agents", params={k: v for k, v in asked.items() if v is not None})
         return result
 
     def agent(self, agent: str) -> Agent:

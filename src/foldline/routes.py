@@ -235,6 +235,27 @@ OptionalAgent = Annotated[
     Query(description="only this agent and its subagents (a UUID)", json_schema_extra={"format": "uuid"}),
 ]
 
+AgentSort = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="activity (default), messages, tokens, cost or title",
+          json_schema_extra={"enum": ["activity", "messages", "tokens", "cost", "title"]}),
+]
+AgentOrder = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="asc or desc (default: desc, but asc for title)", json_schema_extra={"enum": ["asc", "desc"]}),
+]
+AgentSource = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="only agents of this source", json_schema_extra={"enum": ["claude-code", "codex", "api"]}),
+]
+AgentProject = Annotated[
+    str | SkipJsonSchema[None], Query(description="only agents that ran in this folder (as `project` gives it)")
+]
+AgentLimit = Annotated[
+    str | SkipJsonSchema[None],
+    Query(description="agents per page, 1 to 200 (default 50)", json_schema_extra={"pattern": "^[0-9]{1,3}$"}),
+]
+
 # What a refused parameter is told, by the name in `where`.
 PARAMETER_ERRORS = {
     "limit": "'limit' is a whole number from 1 to 1000",
@@ -299,18 +320,29 @@ def create_agent(t: T, who: Writer, data: Body) -> Response:
 
 @router.get(
     "/agents",
-    summary="The agents of a workspace, newest activity first",
+    summary="A page of a workspace's agents: sorted, filtered by source and project",
     response_model=None,
     responses=schemas.answers({200: (schemas.AgentList, "the agents")}, 400, 401, 404),
     tags=["agents"],
 )
-def list_agents(t: T, who: Reader, workspace_id: WorkspaceId) -> Response:
-    return json(t.list_agents(who, workspace_id))
+def list_agents(
+    t: T,
+    who: Reader,
+    workspace_id: WorkspaceId,
+    sort: AgentSort = None,
+    order: AgentOrder = None,
+    source: AgentSource = None,
+    project: AgentProject = None,
+    limit: AgentLimit = None,
+    cursor: Cursor = None,
+) -> Response:
+    return json(t.list_agents(who, workspace_id, sort=sort, order=order, source=source, project=project,
+                              limit=limit, cursor=cursor))  # fmt: skip
 
 
 @router.get(
     "/agents/{agent}",
-    summary="One agent, with its subagents' call ids",
+    summary="One agent, with its subagents' call ids and its usage by model",
     response_model=None,
     responses=schemas.answers({200: (schemas.Agent, "the agent")}, 401, 404),
     tags=["agents"],

@@ -11,7 +11,7 @@ tables (the ones the write door checks with), so the document and the door canno
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
@@ -217,6 +217,29 @@ class Me(BaseModel):
     workspaces: list[Workspace]
 
 
+class Usage(BaseModel):
+    """Tokens and their estimated cost (genai-prices; the table is named by `prices`)."""
+
+    input_tokens: int = Field(description="every input token, cache reads and writes included")
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    total_tokens: int = Field(description="input_tokens + output_tokens")
+    cost_usd: float | None = Field(description="estimated, in US dollars; null when a model's price is not known")
+
+
+class ModelUsage(Usage):
+    model: str | None = Field(description="null: messages that named no model")
+    messages: int = Field(description="messages that reported usage")
+
+
+class Prices(BaseModel):
+    """The price table the costs come from."""
+
+    source: Literal["genai-prices"]
+    version: str | None = Field(description="the installed genai-prices version, which dates its table")
+
+
 class AgentSummary(BaseModel):
     id: str
     workspace_id: str
@@ -224,14 +247,40 @@ class AgentSummary(BaseModel):
     title: str | None
     created_at: str = Field(description="ISO 8601, UTC")
     updated_at: str = Field(description="ISO 8601, UTC: the last write to it or to one of its subagents")
+    source: Literal["claude-code", "codex", "api"] | None = Field(
+        description="who wrote it: an importer's source, else api; null until its first message"
+    )
+    project: str | None = Field(description="the folder it ran in (its messages' `cwd`)")
+    branch: str | None = Field(description="its git branch (`gitBranch`, or Codex's `git.branch`)")
+    model: str | None = Field(description="the model of its latest assistant message that named one")
+    messages: int = Field(description="its messages, its subagents' included")
+    usage: Usage = Field(description="its tokens and estimated cost, its subagents' included")
+    live: bool = Field(description="written to in the last 5 minutes")
 
 
 class Agent(AgentSummary):
     subagents: list[str] = Field(description="its subagents' call ids, oldest first")
+    usage_by_model: list[ModelUsage] | None = Field(default=None, description="GET only: its usage, model by model")
+    prices: Prices | None = Field(default=None, description="GET only: the price table")
+
+
+class Facet(BaseModel):
+    value: str | None = Field(description="null: agents that do not say")
+    agents: int
+
+
+class Facets(BaseModel):
+    sources: list[Facet]
+    projects: list[Facet] = Field(description="the 200 commonest")
 
 
 class AgentList(BaseModel):
     agents: list[AgentSummary]
+    next: str | None = Field(
+        description="pass back as cursor= (same sort and order) for the next page; null at the end",
+    )
+    prices: Prices
+    facets: Facets | None = Field(default=None, description="first page only (no cursor): what to filter by")
 
 
 class Page(BaseModel):
@@ -284,7 +333,8 @@ class Hit(BaseModel):
 
 class SearchPage(BaseModel):
     hits: list[Hit] = Field(description="newest first")
-    next: str | None = Field(description="pass back as cursor= for the next page; null on the last")
+    next: str | None = Field(
+        description="pass back as cursor= for the next page; null on the last")
 
 
 # -- what each route answers ----------------------------------------------------------------

@@ -22,6 +22,7 @@ from typing import Any
 import orjson
 
 from . import search
+from .agentlist import PROJECT_MAX, encode_cursor, is_live, parse_list_query, usage_json
 from .cut import candidate, cut_text
 from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
 from .fields import FIELDS, searchable
@@ -38,9 +39,10 @@ from .message import (
 )
 from .registry import Registry
 from .settings import Settings
-from .store import EVERYONE, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
+from .store import EVERYONE, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 from .store.chunks import FieldText
 from .store.text import TextRow
+from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
 
 __all__ = ["TURN_ENDED", "Transcripts"]
 OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
@@ -91,6 +93,47 @@ def conversation_json(conv: Conversation) -> Json:
         "created_at": conv.created_at,
         "updated_at": conv.updated_at,
     }
+
+
+def agent_json(row: AgentRow) -> Json:
+    """An agent as the list and its own read show it: the conversation, where it ran, its
+    messages (its subagents' included), tokens and estimated cost, and whether it is live."""
+    usage = Usage(row.input_tokens, row.output_tokens, row.cache_read_tokens, row.cache_write_tokens)
+    return {
+        **conversation_json(row.conv),
+        "source": row.source,
+        "project": row.project,
+        "branch": row.branch,
+        "model": row.model,
+        "messages": row.messages,
+        "usage": usage_json(usage, row.cost, row.unpriced),
+        "live": is_live(row.conv.updated_at),
+    }
+
+
+def usage_row_json(row: Json) -> Json:
+    usage = Usage(row["input_tokens"], row["output_tokens"], row["cache_read_tokens"], row["cache_write_tokens"])
+    return {"messages": row["messages"], **usage_json(usage, row["cost"], row["unpriced"])}
+
+
+def agent_facts(role: str, metadata: Any) -> AgentFacts:
+    """Where an agent ran, as a message's metadata says: its source (``claude-code`` or
+    ``codex`` as the importers mark it, else ``api``), folder (``cwd``), git branch
+    (``gitBranch``, or Codex's ``git.branch``) and, for an assistant message, its model."""
+    meta = metadata if isinstance(metadata, dict) else {}
+
+    def text(value: Any, most: int) -> str | None:  # NUL cannot be stored in PostgreSQL text
+        return value[:most] if isinstance(value, str) and value and "\x00" not in value else None
+
+    source = meta.get("source") if meta.get("source") in ("claude-code", "codex") else "api"
+    git = meta.get("git")
+    branch = text(meta.get("gitBranch"), NAME_MAX) or (
+        text(git.get("branch"), NAME_MAX) if isinstance(git, dict) else None
+    )
+    model = text(meta.get("model"), NAME_MAX) if role == "assistant" else None
+    if model is not None and model.startswith("<"):  # Claude Code's "<synthetic>" notes are no model
+        model = None
+    return AgentFacts(source, text(meta.get("cwd"), PROJECT_MAX), branch, model)
 
 
 class Transcripts:
@@ -292,21 +335,81 @@ class Transcripts:
         conv = self._store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
             raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
-        return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
+        return self._agent_json(conv)
 
-    def list_agents(self, account: str, workspace_id: str | None) -> Json:
-        """The agents of a workspace ``account`` belongs to, newest activity first."""
+    def list_agents(
+        self,
+        account: str,
+        workspace_id: str | None,
+        *,
+        sort: Any = None,
+        order: Any = None,
+        source: Any = None,
+        project: Any = None,
+        limit: Any = None,
+        cursor: Any = None,
+    ) -> Json:
+        """A page of the agents of a workspace ``account`` belongs to: ``{"agents", "next",
+        "prices"}``, and on the first page (no ``cursor``) ``facets``: the sources and projects
+        to filter by. Sorted by ``sort`` (activity, messages, tokens, cost, title) in ``order``,
+        only ``source``'s and ``project``'s when given, ``limit`` (1–200, default 50) a page."""
+        query = parse_list_query(sort, order, source, project, limit, cursor)
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.is_member(workspace_id, account):
             raise NotFound()
-        return {"agents": [conversation_json(c) for c in self._store.agents(workspace_id)]}
+        rows, last_value = self._store.agent_list(
+            workspace_id, sort=query.sort, descending=query.descending, source=query.source, project=query.project,
+            after=query.after, limit=query.limit,
+        )  # fmt: skip
+        after = None
+        if last_value is not None and rows:
+            after = encode_cursor(query.sort, query.descending, last_value, rows[-1].conv.id)
+        out: Json = {"agents": [agent_json(row) for row in rows], "next": after, "prices": price_table()}
+        if cursor is None:
+            facets = self._store.agent_facets(workspace_id)
+            out["facets"] = {
+                "sources": [{"value": v, "agents": n} for v, n in facets["source"]],
+                "projects": [{"value": v, "agents": n} for v, n in facets["project"]],
+            }
+        return out
 
     def agent(self, account: str, agent_id: str) -> Json:
-        """One agent ``account`` may read, with its subagents' call ids."""
+        """One agent ``account`` may read, with its subagents' call ids, what the list shows of
+        it, and its usage by model."""
         conv = self.conversation(account, agent_id)
-        return {**conversation_json(conv), "subagents": self._store.subagent_calls(conv.id)}
+        out = self._agent_json(conv)
+        by_model = self._store.usage_rows(account, "model", agent_id=conv.id)
+        out["usage_by_model"] = [{"model": row["key"] or None, **usage_row_json(row)} for row in by_model]
+        out["prices"] = price_table()
+        return out
+
+    def _agent_json(self, conv: Conversation) -> Json:
+        row = self._store.agent_row(conv.id)
+        shown = agent_json(row) if row is not None else conversation_json(conv)
+        return {**shown, "subagents": self._store.subagent_calls(conv.id)}
+
+    def usage(self, account: str, by: str = "day", workspace_id: str | None = None) -> Json:
+        """Tokens and estimated cost over the agents ``account`` may read (or one workspace's),
+        summed by ``day`` (UTC, by each message's own time), ``model`` or ``agent``, from the
+        totals kept as messages are written: ``{"by", "rows", "total", "prices"}``."""
+        if by not in ("day", "model", "agent"):
+            raise BadRequest("'by' is day, model or agent", where="by")
+        if workspace_id is not None:
+            workspace_id = self.check_member(account, workspace_id)
+        rows = self._store.usage_rows(account, by, workspace_id=workspace_id)
+        out = []
+        total = dict.fromkeys(("messages", "input_tokens", "output_tokens", "cache_read_tokens",
+                               "cache_write_tokens", "cost", "unpriced"), 0)  # fmt: skip
+        for row in rows:
+            entry: Json = {by: row["key"] or None}
+            if by == "agent":
+                entry.update(title=row["title"], workspace_id=row["workspace_id"])
+            out.append({**entry, **usage_row_json(row)})
+            for key in total:
+                total[key] += row[key]
+        return {"by": by, "rows": out, "total": usage_row_json(total), "prices": price_table()}
 
     def find_agent(self, account: str, agent_id: str, call: str | None = None) -> Json | None:
         """The agent (or its subagent) if ``account`` may read it, else ``None`` (never an error)."""
@@ -357,6 +460,7 @@ class Transcripts:
         if call is not None and not is_call(call):
             raise NotFound()
         message = check_message(body, self.registry, message_id)
+        parse_usage(message.get("metadata"))  # a usage report of another shape is refused (422)
         # A subagent's conversation is made by its first write, and only once that write passed.
         conv = parent if call is None else self._subagent(account, parent, call)
         return self._write(conv, message)
@@ -384,8 +488,10 @@ class Transcripts:
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
         stamp = self.read_stamp if checked else None
+        meta = message.get("metadata")
         seq, created = self._store.put_message(
-            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq, stamp
+            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq, stamp,
+            usage=message_usage(meta), facts=agent_facts(message["role"], meta),
         )
         self._changed(conv.id)
         return {"id": message["id"], "seq": seq, "created": created}

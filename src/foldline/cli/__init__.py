@@ -13,6 +13,7 @@ from .imports import import_command
 from .search import search_command
 from .serve import serve
 from .stamps import restamp
+from .usage import usage_command
 from .workspaces import workspace
 
 
@@ -29,5 +30,6 @@ main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(search_command)
 main.add_command(restamp)
+main.add_command(usage_command)
 
 __all__ = ["main"]

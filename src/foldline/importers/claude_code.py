@@ -8,7 +8,9 @@ sidechain lines in the main file (linked by their prompt), ``agent-*.jsonl`` bes
 and ``<session>/subagents/agent-*.jsonl`` (linked by the result's ``agentId``). Lines replayed
 after a resume are read once (by ``uuid``). A compaction summary is kept, marked in metadata.
 A Bash result's exit status ("Exit code N" heading a failed result) and ``interrupted`` flag are
-kept in ``toolMetadata.claudeCode`` as ``exitCode`` and ``interrupted``.
+kept in ``toolMetadata.claudeCode`` as ``exitCode`` and ``interrupted``. An assistant message's
+``message.usage`` is kept as ``metadata.usage`` in the AI SDK's shape (the last line of the message
+id, which repeats it).
 """
 
 from __future__ import annotations
@@ -24,7 +26,17 @@ import orjson
 from ..registry import Registry
 from .claude_results import agent_link, bash_exit_code, image_block, result_output, tool_metadata, whole_output
 from .jsonl import read_lines
-from .session import Conversation, Json, Session, is_idle, set_output, settle_conversation, short_title, tool_part
+from .session import (
+    Conversation,
+    Json,
+    Session,
+    is_idle,
+    set_output,
+    settle_conversation,
+    short_title,
+    tool_part,
+    usage_of,
+)
 
 SPAWNERS = ("Task", "Agent")
 
@@ -72,6 +84,9 @@ class Builder:
         if isinstance(body.get("model"), str):
             meta["model"] = body["model"]
         message, _ = self.conv.message(key, "assistant", meta)
+        usage = claude_usage(body.get("usage"))
+        if usage is not None:  # each line of a message repeats its usage; the last one is the whole
+            message["metadata"]["usage"] = usage
         content = body.get("content")
         for block in content if isinstance(content, list) else [content]:
             self.assistant_block(message, block)
@@ -146,6 +161,20 @@ class Builder:
                 meta[key] = d[key]
         message, _ = self.conv.message("s:" + str(d.get("uuid")), "system", meta)
         message["parts"].append({"type": "text", "text": text, "state": "done"})
+
+
+def claude_usage(raw: Any) -> Json | None:
+    """A ``message.usage`` (Anthropic's: ``input_tokens`` is what the cache did not hold) in the
+    AI SDK's shape, or None when the line has none."""
+    if not isinstance(raw, dict):
+        return None
+
+    def count(key: str) -> int:
+        value = raw.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10**12 else 0
+
+    return usage_of(count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"),
+                    count("cache_creation_input_tokens"))  # fmt: skip
 
 
 def envelope(d: Json, kind: str) -> Json:

@@ -9,7 +9,9 @@ calls are ``dynamic-tool`` parts named ``mcp__server__tool``. Reasoning summarie
 a new one starts when the model speaks again after a tool output. The exit code of a shell-like
 call is kept in ``toolMetadata.codex.exit_code`` wherever the log gives it: ``exec_command_end``,
 the 0.4x output's ``metadata``, or the output's own heading ("Exit code: N", "Process exited
-with code N", "sandbox denied exec error, exit code: N").
+with code N", "sandbox denied exec error, exit code: N"). Each ``token_count`` event's growth of
+``total_token_usage`` is added to the assistant message it follows as ``metadata.usage`` (the AI
+SDK's shape); ``session_meta``'s ``model_provider`` is kept as ``metadata.provider``.
 """
 
 from __future__ import annotations
@@ -24,7 +26,18 @@ import orjson
 
 from ..registry import Registry
 from .jsonl import read_lines
-from .session import Conversation, Json, Session, is_idle, set_output, settle_conversation, short_title, tool_part
+from .session import (
+    Conversation,
+    Json,
+    Session,
+    add_usage,
+    is_idle,
+    set_output,
+    settle_conversation,
+    short_title,
+    tool_part,
+    usage_of,
+)
 
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>")
 IDE_REQUEST = "## My request for Codex:"
@@ -49,10 +62,12 @@ class Rollout:
     calls: dict[str, Json] = field(default_factory=dict)
     current: Json | None = None  # the assistant message being built
     answered: bool = False  # a tool output arrived since the current message began
-    context: Json = field(default_factory=dict)  # model and cwd, from turn_context
+    context: Json = field(default_factory=dict)  # model and cwd (turn_context), git branch (session_meta)
     first_prompt: str | None = None
     parent: str | None = None
     line_no: int = 0
+    used: Json | None = None  # the last token_count's total_token_usage
+    unplaced: Json | None = None  # usage reported before any assistant message
 
     def meta(self, d: Json, kind: str) -> Json:
         meta: Json = {"source": "codex", "lineType": kind, **self.context}
@@ -77,6 +92,8 @@ class Rollout:
             self.exit_code(payload)
         elif kind == "event_msg" and payload.get("type") == "user_message":
             self.event_prompt(d, payload)
+        elif kind == "event_msg" and payload.get("type") == "token_count":
+            self.token_count(payload)
 
     def session_meta(self, payload: Json) -> None:
         source = payload.get("source")
@@ -87,6 +104,11 @@ class Rollout:
         for key in ("cwd", "cli_version", "originator"):
             if isinstance(payload.get(key), str) and key not in self.context:
                 self.context[key] = payload[key]
+        if isinstance(payload.get("model_provider"), str) and payload["model_provider"]:
+            self.context.setdefault("provider", payload["model_provider"])
+        git = payload.get("git")
+        if isinstance(git, dict) and isinstance(git.get("branch"), str) and git["branch"]:
+            self.context.setdefault("gitBranch", git["branch"])
 
     def item(self, d: Json, p: Json) -> None:
         kind = p.get("type")
@@ -104,7 +126,36 @@ class Rollout:
         if self.current is None or self.answered:
             self.current, _ = self.conv.message(f"a:{self.line_no}", "assistant", self.meta(d, "response_item"))
             self.answered = False
+            if self.unplaced is not None:
+                self.current["metadata"]["usage"] = self.unplaced
+                self.unplaced = None
         return self.current
+
+    def token_count(self, p: Json) -> None:
+        """A ``token_count`` event: what ``total_token_usage`` grew by since the event before goes to
+        the assistant message it follows (a repeated event adds nothing)."""
+        info = p.get("info")
+        total = info.get("total_token_usage") if isinstance(info, dict) else None
+        if not isinstance(total, dict):
+            return
+        keys = ("input_tokens", "cached_input_tokens", "output_tokens", "reasoning_output_tokens")
+        now = {k: total[k] if isinstance(total.get(k), int) and not isinstance(total.get(k), bool) else 0 for k in keys}
+        before = self.used or dict.fromkeys(keys, 0)
+        grown = {k: now[k] - before[k] for k in keys}
+        self.used = now
+        if any(v < 0 for v in grown.values()):  # the counter started again: this event's own usage
+            last = info.get("last_token_usage") if isinstance(info, dict) else None
+            grown = {k: last.get(k) if isinstance(last, dict) and isinstance(last.get(k), int) else 0 for k in keys}
+        if not any(grown.values()):
+            return
+        cached = min(grown["cached_input_tokens"], grown["input_tokens"])
+        usage = usage_of(grown["input_tokens"] - cached, grown["output_tokens"], cached, 0,
+                         grown["reasoning_output_tokens"])  # fmt: skip
+        target = self.current or next((m for m in reversed(self.conv.messages) if m["role"] == "assistant"), None)
+        if target is None:
+            self.unplaced = add_usage(self.unplaced, usage)
+        else:
+            target["metadata"]["usage"] = add_usage(target["metadata"].get("usage"), usage)
 
     def message_item(self, d: Json, p: Json) -> None:
         role = p.get("role")

@@ -167,11 +167,63 @@ def settle(part: Json, registry: Registry, ended: bool) -> None:
 
 def settle_conversation(conv: Conversation, registry: Registry) -> None:
     """Settle every tool part; calls still open in the last message may still be running, unless
-    the conversation is quiet: its last line is old, or its file is idle."""
+    the conversation is quiet: its last line is old, or its file is idle. A message left without
+    parts is dropped; the usage it reported is added to the assistant message before it (or,
+    at the start, after it), so no token goes uncounted."""
     last = len(conv.messages) - 1
     quiet = conv.idle or stale(conv.last_at)
     for i, message in enumerate(conv.messages):
         for part in message["parts"]:
             if part["type"] == "dynamic-tool" or part["type"].startswith("tool-"):
                 settle(part, registry, ended=i < last or quiet)
-    conv.messages = [m for m in conv.messages if m["parts"]]
+    kept: list[Json] = []
+    orphan: Json | None = None  # usage of dropped messages that no kept message took yet
+    for message in conv.messages:
+        usage = message.get("metadata", {}).get("usage")
+        if not message["parts"]:
+            if usage:
+                target = next((m for m in reversed(kept) if m["role"] == "assistant"), None)
+                if target is None:
+                    orphan = add_usage(orphan, usage)
+                else:
+                    target["metadata"]["usage"] = add_usage(target["metadata"].get("usage"), usage)
+            continue
+        if orphan is not None and message["role"] == "assistant":
+            message["metadata"]["usage"] = add_usage(orphan, usage)
+            orphan = None
+        kept.append(message)
+    conv.messages = kept
+
+
+USAGE_KEYS = ("inputTokens", "outputTokens", "totalTokens")
+DETAIL_KEYS = {"inputTokenDetails": ("noCacheTokens", "cacheReadTokens", "cacheWriteTokens"),
+               "outputTokenDetails": ("textTokens", "reasoningTokens")}  # fmt: skip
+
+
+def usage_of(input_tokens: int, output_tokens: int, cache_read: int = 0, cache_write: int = 0,
+             reasoning: int | None = None) -> Json:  # fmt: skip
+    """A usage report in the AI SDK's ``LanguageModelUsage`` shape, as the write door takes it:
+    ``input_tokens`` counts only what the cache did not hold; ``inputTokens`` counts it all."""
+    total_in = input_tokens + cache_read + cache_write
+    usage: Json = {
+        "inputTokens": total_in,
+        "outputTokens": output_tokens,
+        "totalTokens": total_in + output_tokens,
+        "inputTokenDetails": {"noCacheTokens": input_tokens, "cacheReadTokens": cache_read,
+                              "cacheWriteTokens": cache_write},
+    }  # fmt: skip
+    if reasoning is not None:
+        usage["outputTokenDetails"] = {"reasoningTokens": reasoning}
+    return usage
+
+
+def add_usage(a: Json | None, b: Json | None) -> Json:
+    """Two usage reports made by :func:`usage_of` (either may be None), added."""
+    if not a or not b:
+        return dict(a or b or {})
+    out: Json = {key: int(a.get(key) or 0) + int(b.get(key) or 0) for key in USAGE_KEYS}
+    for group, keys in DETAIL_KEYS.items():
+        if group in a or group in b:
+            x, y = a.get(group) or {}, b.get(group) or {}
+            out[group] = {key: int(x.get(key) or 0) + int(y.get(key) or 0) for key in keys if key in x or key in y}
+    return out

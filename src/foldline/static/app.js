@@ -38,6 +38,140 @@ function navLink(href, text, className) {
   return a;
 }
 
+const SOURCES = { "claude-code": "Claude Code", codex: "Codex", api: "API" };
+const SORTS = [
+  ["activity", "Last activity"],
+  ["messages", "Messages"],
+  ["tokens", "Tokens"],
+  ["cost", "Cost"],
+  ["title", "Title"],
+];
+const PAGE = 50;
+
+// 1234 -> "1.2k", 2500000 -> "2.5M": a count that fits a narrow column.
+export function shortCount(n) {
+  if (!Number.isFinite(n)) return "";
+  if (n < 1000) return String(n);
+  if (n < 1e6) return (n / 1e3).toFixed(n < 1e4 ? 1 : 0) + "k";
+  if (n < 1e9) return (n / 1e6).toFixed(n < 1e7 ? 1 : 0) + "M";
+  return (n / 1e9).toFixed(1) + "B";
+}
+
+export function money(usd) {
+  if (usd === null || usd === undefined) return "cost unknown";
+  if (usd === 0) return "$0";
+  if (usd < 0.01) return "<$0.01";
+  return "$" + usd.toFixed(usd < 100 ? 2 : 0);
+}
+
+// Tokens and cost in one short text, with the detail (and the price table) on hover.
+export function usageNote(usage, prices) {
+  const span = el("span", "usage");
+  if (!usage || !usage.total_tokens) return span;
+  span.textContent = shortCount(usage.total_tokens) + " tok · " + money(usage.cost_usd);
+  const table = prices && prices.version ? `${prices.source} ${prices.version}` : "genai-prices";
+  span.title =
+    `input ${usage.input_tokens} (cache read ${usage.cache_read_tokens}, cache write ${usage.cache_write_tokens}), ` +
+    `output ${usage.output_tokens}; estimated cost from ${table}` +
+    (usage.cost_usd === null ? " (a model's price is not known)" : "");
+  return span;
+}
+
+function folderName(path) {
+  const parts = String(path).split(/[\\/]/).filter(Boolean);
+  return parts.length ? parts[parts.length - 1] : String(path);
+}
+
+function agentRow(agent, prices) {
+  const li = el("li");
+  li.dataset.agent = agent.id;
+  const top = el("div", "agent-top");
+  if (agent.live) {
+    const dot = el("span", "live-mark", "live");
+    dot.title = "written to in the last 5 minutes";
+    top.append(dot);
+  }
+  top.append(navLink("/agents/" + encodeURIComponent(agent.id), titleText(agent.title), "agent-title"));
+  const when = el("time", "muted", relative(agent.updated_at));
+  when.dateTime = agent.updated_at;
+  when.title = agent.updated_at;
+  top.append(when);
+  const facts = el("div", "agent-facts muted");
+  const add = (className, text, title) => {
+    if (!text) return;
+    const span = el("span", className, text);
+    if (title) span.title = title;
+    facts.append(span);
+  };
+  add("source", SOURCES[agent.source] || "");
+  if (agent.project) add("project", folderName(agent.project), agent.project);
+  add("branch", agent.branch || "", "git branch");
+  add("model", agent.model || "");
+  add("count", agent.messages === 1 ? "1 message" : `${agent.messages || 0} messages`);
+  const usage = usageNote(agent.usage, prices);
+  if (usage.textContent) facts.append(usage);
+  li.append(top, facts);
+  return li;
+}
+
+function select(label, className, options, value, onChange) {
+  const wrap = el("label", "control " + className);
+  wrap.append(el("span", "", label + " "));
+  const box = el("select");
+  for (const [v, text] of options) {
+    const option = el("option", "", text);
+    option.value = v;
+    option.selected = v === value;
+    box.append(option);
+  }
+  box.addEventListener("change", () => onChange(box.value));
+  wrap.append(box);
+  return wrap;
+}
+
+// One workspace's agents: sort and filters above, pages read 50 at a time ("Show more agents").
+async function workspaceAgents(section, workspace) {
+  const state = { sort: "activity", source: "", project: "" };
+  const controls = el("div", "agent-controls");
+  const ul = el("ul", "agent-list");
+  const more = button("Show more agents", () => load(false), "more-agents");
+  const empty = el("p", "muted", "No agents yet.");
+  section.append(controls, ul, empty, more);
+  let cursor = null;
+  let facets = null;
+  let prices = null;
+  let asked = 0;
+  async function load(fresh) {
+    const mine = ++asked;
+    const params = new URLSearchParams({ workspace_id: workspace.id, sort: state.sort, limit: String(PAGE) });
+    if (state.source) params.set("source", state.source);
+    if (state.project) params.set("project", state.project);
+    if (!fresh && cursor) params.set("cursor", cursor);
+    const page = await getJson("/api/agents?" + params.toString());
+    if (mine !== asked) return; // a newer sort or filter was asked for meanwhile
+    if (fresh) ul.replaceChildren();
+    if (page.facets && !facets) facets = page.facets;
+    prices = page.prices || prices;
+    for (const agent of page.agents) ul.append(agentRow(agent, prices));
+    cursor = page.next;
+    more.hidden = !cursor;
+    empty.hidden = ul.children.length > 0;
+    if (fresh) drawControls();
+  }
+  function drawControls() {
+    const sources = [["", "All sources"], ...(facets ? facets.sources : []).filter((f) => f.value).map((f) => [f.value, `${SOURCES[f.value] || f.value} (${f.agents})`])];
+    const projects = [["", "All projects"], ...(facets ? facets.projects : []).filter((f) => f.value).map((f) => [f.value, `${folderName(f.value)} (${f.agents})`])];
+    const pick = (key) => (value) => {
+      state[key] = value;
+      load(true);
+    };
+    controls.replaceChildren(select("Sort", "sort", SORTS, state.sort, pick("sort")));
+    if (sources.length > 1 || state.source) controls.append(select("Source", "source", sources, state.source, pick("source")));
+    if (projects.length > 1 || state.project) controls.append(select("Project", "project", projects, state.project, pick("project")));
+  }
+  await load(true);
+}
+
 async function agentsView() {
   crumb.replaceChildren();
   document.title = "Foldline";
@@ -45,35 +179,37 @@ async function agentsView() {
   document.getElementById("who").textContent = me.name || "";
   const view = el("div", "agents");
   if (!me.workspaces.length) view.append(el("p", "muted", "You are not in any workspace yet."));
-  const lists = await Promise.all(
-    me.workspaces.map((w) => getJson("/api/agents?workspace_id=" + encodeURIComponent(w.id))),
-  );
   const names = new Map();
   for (const w of me.workspaces) names.set(w.name, (names.get(w.name) || 0) + 1);
-  me.workspaces.forEach((workspace, i) => {
+  const loads = me.workspaces.map((workspace) => {
     const section = el("section", "workspace");
     section.dataset.workspace = workspace.id;
     const heading = el("h2", "", workspace.name);
     // Two workspaces of the same name: a short id tells them apart.
     if (names.get(workspace.name) > 1) heading.append(el("span", "ws-id", " · " + String(workspace.id).slice(0, 8)));
     section.append(heading);
-    const agents = lists[i].agents;
-    if (!agents.length) section.append(el("p", "muted", "No agents yet."));
-    const ul = el("ul", "agent-list");
-    for (const agent of agents) {
-      const li = el("li");
-      li.dataset.agent = agent.id;
-      li.append(navLink("/agents/" + encodeURIComponent(agent.id), titleText(agent.title), "agent-title"));
-      const when = el("time", "muted", relative(agent.updated_at));
-      when.dateTime = agent.updated_at;
-      when.title = agent.updated_at;
-      li.append(when);
-      ul.append(li);
-    }
-    section.append(ul);
     view.append(section);
+    return workspaceAgents(section, workspace);
   });
+  await Promise.all(loads);
   main.replaceChildren(view);
+}
+
+// Under the toolbar: where the agent ran, its messages, and its tokens and estimated cost by model.
+function agentSummary(info) {
+  const line = agentRow(info, info.prices).querySelector(".agent-facts");
+  line.classList.add("agent-summary");
+  for (const entry of info.usage_by_model || []) {
+    if (!entry.total_tokens) continue;
+    const span = usageNote(entry, info.prices);
+    span.textContent = (entry.model || "no model") + ": " + span.textContent;
+    span.classList.add("by-model");
+    line.append(span);
+  }
+  if (info.usage && info.usage.total_tokens && info.prices) {
+    line.append(el("span", "prices", `prices: ${info.prices.source} ${info.prices.version || ""}`.trim()));
+  }
+  return line;
 }
 
 function button(text, onClick, className = "") {
@@ -153,6 +289,7 @@ async function transcriptView(agent, target) {
   const status = el("span", "muted status");
   status.setAttribute("role", "status");
   view.append(toolbar(info, status));
+  view.append(agentSummary(info));
   const body = el("div", "transcript");
   const note = el("p", "notice show-note");
   note.setAttribute("role", "status");

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from .base import EVERYONE, SOMETHING, Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .base import EVERYONE, SOMETHING, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart
 from .errors import BadURL, StoreError, explain, need_driver
 from .url import normalize_url, shown, sqlite_file
 
 __all__ = [
     "BadURL",
     "EVERYONE",
+    "AgentFacts",
+    "AgentRow",
     "SOMETHING",
     "Conversation",
     "MessageRow",

@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 
 from ..registry import TextTools
+from ..usage import MessageUsage
 from .chunks import FieldText
 from .schema import (
     MIGRATIONS,
@@ -43,6 +44,7 @@ from .schema import (
     migrations_table,
     parts,
     tokens,
+    usage_totals,
     workspaces,
 )
 from .text import TextStore
@@ -82,6 +84,66 @@ class StoredPart:
     cut_body: str | None = None
     cut_ref: str | None = None
     texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
+
+
+CONVERSATION = [conversations.c[name] for name in Conversation.__dataclass_fields__]
+TOTALS = ("messages", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost", "unpriced")
+AGENT_SORTS = ("activity", "messages", "tokens", "cost", "title")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentFacts:
+    """Where an agent ran, as one of its own messages says (None: that message does not say)."""
+
+    source: str | None = None
+    project: str | None = None
+    branch: str | None = None
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AgentRow:
+    """An agent as the agents list shows it: its conversation, where it ran, and its totals (its
+    subagents' messages included; ``cost`` in picodollars over the ``unpriced`` messages' rest)."""
+
+    conv: Conversation
+    source: str | None
+    project: str | None
+    branch: str | None
+    model: str | None
+    messages: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_tokens: int
+    cache_write_tokens: int
+    cost: int
+    unpriced: int
+
+
+USAGE_COLUMNS = ("model", "day", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
+
+
+def usage_columns(usage: MessageUsage | None) -> dict[str, Any]:
+    """A message's usage columns (all NULL when it reports none)."""
+    if usage is None:
+        return dict.fromkeys(USAGE_COLUMNS)
+    u = usage.usage
+    return {"model": usage.model, "day": usage.day, "input_tokens": u.input, "output_tokens": u.output,
+            "cache_read_tokens": u.cache_read, "cache_write_tokens": u.cache_write, "cost": usage.cost}  # fmt: skip
+
+
+def agent_sort_key(sort: str) -> Any:
+    """The column (or expression) an agents list is ordered by."""
+    c = conversations.c
+    if sort == "activity":
+        return c.updated_at
+    if sort == "messages":
+        return c.messages
+    if sort == "tokens":
+        return c.input_tokens + c.output_tokens
+    if sort == "cost":
+        return c.cost
+    return func.lower(func.coalesce(c.title, ""))
 
 
 def m_conv_is() -> Any:
@@ -459,7 +521,7 @@ class Store(TextStore):
 
     @staticmethod
     def _conversation_query() -> Any:
-        return select(*conversations.c)
+        return select(*CONVERSATION)
 
     def conversation(self, conversation_id: str) -> Conversation | None:
         """A conversation by id (agent or subagent), with no access check, or None."""
@@ -487,13 +549,116 @@ class Store(TextStore):
 
     def agents(self, workspace_id: str) -> list[Conversation]:
         """The workspace's agents (not subagents), the most recently active first."""
-        query = (
-            self._conversation_query()
-            .where(conversations.c.workspace_id == workspace_id, conversations.c.parent_id.is_(None))
-            .order_by(conversations.c.updated_at.desc(), conversations.c.id)
+        return [row.conv for row in self.agent_list(workspace_id, limit=None)[0]]
+
+    @staticmethod
+    def _agent_row_query() -> Any:
+        return select(*CONVERSATION, *(conversations.c[n] for n in ("source", "project", "branch", "model", *TOTALS)))
+
+    @staticmethod
+    def _agent_row(row: Any) -> AgentRow:
+        n = len(CONVERSATION)
+        return AgentRow(Conversation(*row[:n]), *row[n:])
+
+    def agent_list(
+        self,
+        workspace_id: str,
+        *,
+        sort: str = "activity",
+        descending: bool = True,
+        source: str | None = None,
+        project: str | None = None,
+        after: tuple[Any, str] | None = None,
+        limit: int | None = 50,
+    ) -> tuple[list[AgentRow], Any]:
+        """One page of a workspace's agents (not subagents) ordered by ``sort`` (one of
+        :data:`AGENT_SORTS`), then by id; only those of ``source`` and ``project`` when given;
+        those after ``after`` (the last row's sort value and id, from the page before). Returns
+        the rows and, when more follow, the last row's sort value as the database computed it
+        (what the next page's cursor carries; None on the last page). The totals are read as
+        kept, never summed here."""
+        c = conversations.c
+        key = agent_sort_key(sort)
+        query = select(*self._agent_row_query().selected_columns, key.label("sort_value")).where(
+            c.workspace_id == workspace_id, c.parent_id.is_(None)
         )
+        if source is not None:
+            query = query.where(c.source == source)
+        if project is not None:
+            query = query.where(c.project == project)
+        if after is not None:
+            value, last_id = after
+            beyond = key < value if descending else key > value
+            query = query.where(or_(beyond, and_(key == value, c.id > last_id)))
+        query = query.order_by(key.desc() if descending else key.asc(), c.id)
+        if limit is not None:
+            query = query.limit(limit + 1)
         with self.read() as conn:
-            return [Conversation(**r._asdict()) for r in conn.execute(query)]
+            found = conn.execute(query).all()
+        more = limit is not None and len(found) > limit
+        found = found[:limit] if limit is not None else found
+        rows = [self._agent_row(r[:-1]) for r in found]
+        return rows, (found[-1][-1] if more and found else None)
+
+    def agent_facets(self, workspace_id: str, most: int = 200) -> dict[str, list[tuple[str | None, int]]]:
+        """The sources and the projects (at most ``most``, the commonest first) of a workspace's
+        agents, each with how many agents have it: what the list can be filtered by."""
+        c = conversations.c
+        out: dict[str, list[tuple[str | None, int]]] = {}
+        with self.read() as conn:
+            for name in ("source", "project"):
+                column = c[name]
+                query = (
+                    select(column, func.count())
+                    .where(c.workspace_id == workspace_id, c.parent_id.is_(None))
+                    .group_by(column)
+                    .order_by(func.count().desc(), column)
+                    .limit(most)
+                )
+                out[name] = [(r[0], int(r[1])) for r in conn.execute(query)]
+        return out
+
+    def agent_row(self, agent_id: str) -> AgentRow | None:
+        """One agent (not a subagent) with its facts and totals, with no access check."""
+        query = self._agent_row_query().where(conversations.c.id == agent_id, conversations.c.parent_id.is_(None))
+        with self.read() as conn:
+            row = conn.execute(query).first()
+        return self._agent_row(row) if row is not None else None
+
+    def usage_rows(
+        self, account_id: str, by: str, workspace_id: str | None = None, agent_id: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Usage summed by ``by`` (``day``, ``model`` or ``agent``) over the agents of the
+        workspaces ``account_id`` is a member of (or one workspace, or one agent), from the
+        totals kept as messages are written. Each row: its key (and, by agent, the title and
+        workspace), messages, the four token counts, cost (picodollars) and unpriced."""
+        u, c = usage_totals.c, conversations.c
+        sums = [func.sum(u[name]).label(name) for name in TOTALS]
+        keys: list[Any]
+        if by == "day":
+            keys = [u.day.label("key")]
+        elif by == "model":
+            keys = [u.model.label("key")]
+        else:
+            keys = [u.agent_id.label("key"), c.title, c.workspace_id]
+        query = (
+            select(*keys, *sums)
+            .select_from(usage_totals)
+            .join(conversations, c.id == u.agent_id)
+            .join(members, and_(members.c.workspace_id == c.workspace_id, members.c.account_id == account_id))
+            .group_by(*keys)
+            .having(func.sum(u.messages) > 0)  # every message counted there was rewritten without usage
+            .order_by(keys[0])
+        )
+        if workspace_id is not None:
+            query = query.where(c.workspace_id == workspace_id)
+        if agent_id is not None:
+            query = query.where(u.agent_id == agent_id)
+        with self.read() as conn:
+            return [
+                {k: (int(v) if k in TOTALS and v is not None else v) for k, v in r._asdict().items()}
+                for r in conn.execute(query)
+            ]
 
     def subagent_calls(self, agent_id: str) -> list[str]:
         """The call ids of an agent's subagents, oldest first."""
@@ -516,6 +681,8 @@ class Store(TextStore):
         stored: Sequence[StoredPart],
         expect_seq: int | None = None,
         checked: str | None = None,
+        usage: MessageUsage | None = None,
+        facts: AgentFacts | None = None,
     ) -> tuple[int, bool]:
         """Create or replace one message and its parts in one transaction.
 
@@ -526,15 +693,22 @@ class Store(TextStore):
         written). The conversation (and a subagent's parent) is marked active; followers in
         other processes are told (:meth:`announce`). ``checked`` is the read stamp the caller
         vouches for (the checks the message passed); a row stored without one is checked on every read.
+
+        In the same transaction the agent's totals (its row, and ``usage_totals``) take back what
+        a replaced message counted and add what ``usage`` says; ``facts`` from a message of the
+        agent itself (not a subagent's) say where it ran: each one given replaces the one kept,
+        but the source, which the first message to say it decides.
         """
         stamp = now()
+        m = messages.c
         with self.write() as conn:
             seq = self._next_seq(conn, conv, stamp)
             # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
             found = conn.execute(
-                select(messages.c.position, messages.c.seq).where(
-                    messages.c.conversation_id == conv.id, messages.c.id == message_id
-                )
+                select(
+                    m.position, m.seq, m.model, m.day, m.input_tokens, m.output_tokens, m.cache_read_tokens,
+                    m.cache_write_tokens, m.cost,
+                ).where(m.conversation_id == conv.id, m.id == message_id)
             ).first()
             if expect_seq is not None and (found is None or found.seq != expect_seq):
                 raise StaleWrite(message_id)
@@ -542,13 +716,62 @@ class Store(TextStore):
             values = {
                 "conversation_id": conv.id, "id": message_id, "owner_id": conv.owner_id, "position": position,
                 "seq": seq, "role": role, "head": head, "created_at": stamp, "updated_at": stamp, "checked": checked,
+                **usage_columns(usage),
             }  # fmt: skip
-            changed = ["seq", "role", "head", "updated_at", "checked"]
+            changed = ["seq", "role", "head", "updated_at", "checked", *USAGE_COLUMNS]
             self.upsert_in(conn, messages, values, ["conversation_id", "id"], changed)
+            self._count(conn, conv, found, usage, facts)
             self._replace_parts(conn, conv.id, message_id, position, seq, stored)
             self.replace_texts(conn, conv.id, message_id, [(p.idx, f) for p in stored for f in p.texts])
             self.announce(conn, conv.id)
         return seq, found is None
+
+    def _count(
+        self, conn: Connection, conv: Conversation, old: Any, usage: MessageUsage | None, facts: AgentFacts | None
+    ) -> None:
+        """Keep the agent's totals: take back what the replaced message (``old``) counted, add
+        ``usage``, and note ``facts``. Every change is relative (``x = x + d``), so concurrent
+        writers to one agent's subagents never lose one another's counts."""
+        agent = conv.parent_id or conv.id
+        change: dict[str, int] = dict.fromkeys(TOTALS, 0)
+        if old is None:
+            change["messages"] = 1
+        buckets: list[tuple[str, str, dict[str, int]]] = []
+        if old is not None and old.input_tokens is not None:
+            before = {"messages": -1, "input_tokens": -old.input_tokens, "output_tokens": -old.output_tokens,
+                      "cache_read_tokens": -old.cache_read_tokens, "cache_write_tokens": -old.cache_write_tokens,
+                      "cost": -(old.cost or 0), "unpriced": -int(old.cost is None)}  # fmt: skip
+            buckets.append((old.day or "", old.model or "", before))
+        if usage is not None:
+            after = {"messages": 1, "input_tokens": usage.usage.input, "output_tokens": usage.usage.output,
+                     "cache_read_tokens": usage.usage.cache_read, "cache_write_tokens": usage.usage.cache_write,
+                     "cost": usage.cost or 0, "unpriced": int(usage.cost is None)}  # fmt: skip
+            buckets.append((usage.day, usage.model, after))
+        for _, _, delta in buckets:
+            for name in TOTALS:
+                if name != "messages":
+                    change[name] += delta[name]
+        c = conversations.c
+        values: dict[str, Any] = {name: c[name] + change[name] for name in TOTALS if change[name]}
+        if facts is not None and conv.parent_id is None:
+            for name in ("project", "branch", "model"):
+                if getattr(facts, name):
+                    values[name] = getattr(facts, name)
+            if facts.source:
+                values["source"] = func.coalesce(c.source, facts.source)
+        if values:
+            conn.execute(update(conversations).where(c.id == agent).values(**values))
+        for day, model, delta in buckets:
+            self._add_usage(conn, agent, day, model, delta)
+
+    def _add_usage(self, conn: Connection, agent: str, day: str, model: str, delta: dict[str, int]) -> None:
+        row = {"agent_id": agent, "day": day, "model": model, **delta}
+        stmt = self.dialect_insert(usage_totals).values(**row)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["agent_id", "day", "model"],
+            set_={name: usage_totals.c[name] + stmt.excluded[name] for name in TOTALS},
+        )
+        conn.execute(stmt)
 
     @staticmethod
     def _next_seq(conn: Connection, conv: Conversation, stamp: str) -> int:
@@ -675,7 +898,7 @@ class Store(TextStore):
     def _build_page_sql_queries(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> Any:
         """The three queries of a page read, less what ties them together (the backend's choice)."""
         c = conversations.c
-        conv = select(*conversations.c).join(
+        conv = select(*CONVERSATION).join(
             members, and_(members.c.workspace_id == c.workspace_id, members.c.account_id == slot("account"))
         )
         if call:

@@ -237,3 +237,50 @@ def text_index_v6(conn: Connection, backend: Backend) -> None:
     """SQLite's FTS5 table made anew without positions and every chunk indexed again, logging
     its progress (PostgreSQL's GIN index is left as it is)."""
     backend.rebuild_text_index(conn)
+
+
+# -- 7: the agents list's facts and totals, each message's usage, usage by agent, day and model --
+
+v7 = MetaData()
+
+Table(
+    "usage_totals",
+    v7,
+    Column("agent_id", String(ID), primary_key=True),
+    Column("day", String(10), primary_key=True),
+    Column("model", Text, primary_key=True),
+    Column("messages", Integer, nullable=False, default=0),
+    Column("input_tokens", BigInteger, nullable=False, default=0),
+    Column("output_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_read_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_write_tokens", BigInteger, nullable=False, default=0),
+    Column("cost", BigInteger, nullable=False, default=0),
+    Column("unpriced", Integer, nullable=False, default=0),
+)
+
+V7_CONVERSATIONS = (
+    "source TEXT", "project TEXT", "branch TEXT", "model TEXT",
+    "messages INTEGER NOT NULL DEFAULT 0",
+    "input_tokens BIGINT NOT NULL DEFAULT 0", "output_tokens BIGINT NOT NULL DEFAULT 0",
+    "cache_read_tokens BIGINT NOT NULL DEFAULT 0", "cache_write_tokens BIGINT NOT NULL DEFAULT 0",
+    "cost BIGINT NOT NULL DEFAULT 0", "unpriced INTEGER NOT NULL DEFAULT 0",
+)  # fmt: skip
+V7_MESSAGES = (
+    "model TEXT", "day VARCHAR(10)", "input_tokens BIGINT", "output_tokens BIGINT", "cache_read_tokens BIGINT",
+    "cache_write_tokens BIGINT", "cost BIGINT",
+)  # fmt: skip
+
+
+def agents_v7(conn: Connection, backend: Backend) -> None:
+    """New columns (messages stored before it report no usage until they are written again) and
+    ``usage_totals``; each agent's message count, its subagents' included, counted once here."""
+    for column in V7_CONVERSATIONS:
+        conn.exec_driver_sql(f"ALTER TABLE conversations ADD COLUMN {column}")
+    for column in V7_MESSAGES:
+        conn.exec_driver_sql(f"ALTER TABLE messages ADD COLUMN {column}")
+    v7.create_all(conn)
+    conn.exec_driver_sql(
+        "UPDATE conversations SET messages = (SELECT count(*) FROM messages m JOIN conversations s"
+        " ON s.id = m.conversation_id WHERE s.id = conversations.id OR s.parent_id = conversations.id)"
+        " WHERE parent_id IS NULL"
+    )

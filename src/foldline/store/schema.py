@@ -22,7 +22,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, add_v5_checked, create_v1, create_v2, text_index_v6, tokens_v3
+from .migrations import Backend, add_v5_checked, agents_v7, create_v1, create_v2, text_index_v6, tokens_v3
 
 metadata = MetaData()
 
@@ -73,6 +73,10 @@ members = Table(
 
 # An agent, or a subagent (parent_id and call_id set). `seq` counts its writes: each message
 # write takes the next value, which orders new messages and feeds the live event stream.
+# What the agents list shows is kept on the agent's row by each message write, in the write's
+# transaction (migration 7): where it ran (`source`, `project`, `branch`, `model`, from its own
+# messages' metadata) and, counting its subagents' messages too, how many messages and tokens it
+# holds and their estimated cost in picodollars (`unpriced`: messages with tokens and no price).
 conversations = Table(
     "conversations",
     metadata,
@@ -85,6 +89,17 @@ conversations = Table(
     Column("seq", Integer, nullable=False, default=0),
     Column("created_at", Text, nullable=False),
     Column("updated_at", Text, nullable=False),
+    Column("source", Text),
+    Column("project", Text),
+    Column("branch", Text),
+    Column("model", Text),
+    Column("messages", Integer, nullable=False, default=0),
+    Column("input_tokens", BigInteger, nullable=False, default=0),
+    Column("output_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_read_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_write_tokens", BigInteger, nullable=False, default=0),
+    Column("cost", BigInteger, nullable=False, default=0),
+    Column("unpriced", Integer, nullable=False, default=0),
     UniqueConstraint("parent_id", "call_id", name="subagent_by_call"),
     Index("agents_by_workspace", "workspace_id", "updated_at"),
 )
@@ -104,6 +119,15 @@ messages = Table(
     Column("updated_at", Text, nullable=False),
     # The read stamp the write door validated it under (see Transcripts.read_stamp); NULL: check on read.
     Column("checked", Text),
+    # Its token usage (migration 7; NULL: it reported none), the model, the UTC day it is counted
+    # on and its estimated cost in picodollars (NULL: no price known): what a rewrite takes back.
+    Column("model", Text),
+    Column("day", String(10)),
+    Column("input_tokens", BigInteger),
+    Column("output_tokens", BigInteger),
+    Column("cache_read_tokens", BigInteger),
+    Column("cache_write_tokens", BigInteger),
+    Column("cost", BigInteger),
     Index("messages_by_position", "conversation_id", "position"),
     Index("messages_by_seq", "conversation_id", "seq"),
 )
@@ -161,6 +185,23 @@ part_text = Table(
     sqlite_autoincrement=True,
 )
 
+# Token usage summed by agent (its subagents included), UTC day and model ('' when none was
+# given), kept by each message write in its transaction: what `foldline usage` reads.
+usage_totals = Table(
+    "usage_totals",
+    metadata,
+    Column("agent_id", String(ID), primary_key=True),
+    Column("day", String(10), primary_key=True),
+    Column("model", Text, primary_key=True),
+    Column("messages", Integer, nullable=False, default=0),
+    Column("input_tokens", BigInteger, nullable=False, default=0),
+    Column("output_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_read_tokens", BigInteger, nullable=False, default=0),
+    Column("cache_write_tokens", BigInteger, nullable=False, default=0),
+    Column("cost", BigInteger, nullable=False, default=0),
+    Column("unpriced", Integer, nullable=False, default=0),
+)
+
 # Each migration is frozen in `migrations.py` with its own copy of the tables it made.
 MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (1, "accounts, workspaces, conversations, messages, parts", create_v1),
@@ -169,4 +210,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     # 4 was never shipped.
     (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
     (6, "the text index keeps rows, not positions (SQLite FTS5 detail='none')", text_index_v6),
+    (7, "the agents list's facts and totals, per-message usage, usage_totals", agents_v7),
 ]

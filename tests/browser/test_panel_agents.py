@@ -1,0 +1,54 @@
+"""The agents list in the panel: where each agent ran, its messages, tokens and cost, a live mark,
+sorting, filtering by project, and pages of 50."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import Panel
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_list_shows_where_agents_ran_and_what_they_cost_sorts_filters_and_pages(
+    signed_in: Page, panel: Panel
+) -> None:
+    me = panel.client.me()["id"]
+    workspace = panel.transcripts.create_workspace(f"fleet-{uuid.uuid4().hex[:6]}", [me])["id"]
+    for i in range(51):
+        panel.client.create_agent(workspace, title=f"bulk {i:02d}")
+    agent = panel.client.create_agent(workspace, title="aaa the one that ran")["id"]
+    usage = {"inputTokens": 12000, "outputTokens": 800, "inputTokenDetails": {"cacheReadTokens": 10000}}
+    meta = {"cwd": "/home/ada/src/rocket", "gitBranch": "feat/fuel", "model": "claude-sonnet-4-5", "usage": usage}
+    panel.client.put_message(
+        agent, {"id": str(uuid.uuid4()), "role": "assistant", "parts": [{"type": "text", "text": "done"}],
+                "metadata": meta},
+    )  # fmt: skip
+    signed_in.goto("/")
+    section = signed_in.locator(f'section[data-workspace="{workspace}"]')
+    row = section.locator(f'li[data-agent="{agent}"]')
+    expect(row.locator(".live-mark")).to_have_text("live")
+    expect(row.locator(".source")).to_have_text("API")
+    expect(row.locator(".project")).to_have_text("rocket")
+    expect(row.locator(".project")).to_have_attribute("title", "/home/ada/src/rocket")
+    expect(row.locator(".branch")).to_have_text("feat/fuel")
+    expect(row.locator(".model")).to_have_text("claude-sonnet-4-5")
+    expect(row.locator(".count")).to_have_text("1 message")
+    expect(row.locator(".usage")).to_contain_text("13k tok · $")
+    assert "genai-prices" in (row.locator(".usage").get_attribute("title") or "")
+    # 52 agents: the first page holds 50, the next is read on request
+    expect(section.locator("li")).to_have_count(50)
+    section.locator("button.more-agents").click()
+    expect(section.locator("li")).to_have_count(52)
+    expect(section.locator("button.more-agents")).to_be_hidden()
+    # sorted by title: "aaa…" first
+    section.locator(".sort select").select_option("title")
+    expect(section.locator("li").first).to_have_attribute("data-agent", agent)
+    # only the agents that ran in that folder
+    section.locator(".project select").select_option("/home/ada/src/rocket")
+    expect(section.locator("li")).to_have_count(1)
+    section.locator("li .agent-title").click()
+    expect(signed_in.locator(".agent-summary .by-model")).to_contain_text("claude-sonnet-4-5: 13k tok")
