@@ -46,7 +46,7 @@ const SORTS = [
   ["cost", "Cost"],
   ["title", "Title"],
 ];
-const PAGE = 50;
+const AGENTS_PAGE = 50;
 
 // 1234 -> "1.2k", 2500000 -> "2.5M": a count that fits a narrow column.
 export function shortCount(n) {
@@ -143,7 +143,7 @@ async function workspaceAgents(section, workspace) {
   let asked = 0;
   async function load(fresh) {
     const mine = ++asked;
-    const params = new URLSearchParams({ workspace_id: workspace.id, sort: state.sort, limit: String(PAGE) });
+    const params = new URLSearchParams({ workspace_id: workspace.id, sort: state.sort, limit: String(AGENTS_PAGE) });
     if (state.source) params.set("source", state.source);
     if (state.project) params.set("project", state.project);
     if (!fresh && cursor) params.set("cursor", cursor);
