@@ -276,3 +276,24 @@ def test_the_match_test_agrees_with_python_case_folding(text: str, term: str) ->
     # The quick path for ASCII words must answer as re.IGNORECASE does, even beside the four
     # characters outside ASCII that it folds to ASCII letters (İ ı ſ and the Kelvin sign).
     assert contains(text, term) == (re.search(re.escape(term), text, re.IGNORECASE) is not None)
+
+
+def test_a_phrase_in_every_tenth_message_pages_newest_first_without_gaps(
+    transcripts: Transcripts, me: tuple[str, str]
+) -> None:
+    # Sparse enough that the newest chunks hold some but not a page of it (PostgreSQL then reads
+    # further back before it asks its index): every hit still comes, newest first, once.
+    account, agent = me
+    phrase = f"let me check {uuid.uuid4().hex[:6]}"
+    ids = [new_id() for _ in range(300)]
+    for n, message_id in enumerate(ids):
+        text = f"step {n}: {phrase} again" if n % 10 == 0 else f"step {n}: let me look, check it"
+        transcripts.put_message(account, agent, message_id, user(text, message_id))
+    found: list[str] = []
+    cursor = None
+    while True:
+        page = transcripts.search(account, f'"{phrase}"', agent=agent, limit=20, cursor=cursor)
+        found += [h["message_id"] for h in page["hits"]]
+        if (cursor := page["next"]) is None:
+            break
+    assert found == [ids[n] for n in range(290, -1, -10)]

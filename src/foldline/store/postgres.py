@@ -47,7 +47,9 @@ def need_pg_trgm(url: str) -> StoreError:
 
 
 CHANNEL = "foldline_changes"
-RECENT_BUDGET = 128  # newest chunks a search reads straight before it asks the trigram index
+# Newest chunks a search reads straight before it asks the trigram index: 128, then, if the
+# words were there at all (they are common), 2,048, where a phrase of common words fills its page.
+RECENT_BUDGETS = (128, 2048)
 log = logging.getLogger("foldline")
 
 
@@ -193,23 +195,28 @@ class PostgresStore(Store):
     ) -> list[int] | None:
         """Two paths, chosen here rather than by the planner, which cannot price the chunks'
         TOAST: first the newest chunks of the visible conversations, read straight up to a small
-        budget (a common word fills the page there); then, if the page is not full, the trigram
-        index alone, made to run first (a rare word: a bitmap of the few chunks that can hold it),
-        and only its matches are kept to the visible conversations and ordered."""
+        budget (a common word fills the page there), and a larger one if the words were found
+        there at all (a phrase of common words, whose every trigram is in most chunks, fills it
+        there, where the index would have every chunk read); then, if the page is not full, the
+        trigram index alone, made to run first (a rare word: a bitmap of the few chunks that can
+        hold it), and only its matches are kept to the visible conversations and ordered."""
         t = part_text.c
         scope: list[ColumnElement[bool]] = [t.conversation_id.in_(visible.scalar_subquery())]
         if upto is not None:
             scope.append(t.id <= upto)
-        recent = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(RECENT_BUDGET).cte("recent")
-        first = (
-            select(recent.c.id)
-            .where(*(recent.c.text.ilike(like_pattern(term), escape="\\") for term in terms))
-            .order_by(recent.c.id.desc())
-            .limit(limit)
-        )
-        found = list(conn.execute(first).scalars())
-        if len(found) >= limit:
-            return found
+        for budget in RECENT_BUDGETS:
+            recent = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(budget).cte("recent")
+            first = (
+                select(recent.c.id)
+                .where(*(recent.c.text.ilike(like_pattern(term), escape="\\") for term in terms))
+                .order_by(recent.c.id.desc())
+                .limit(limit)
+            )
+            found = list(conn.execute(first).scalars())
+            if len(found) >= limit:
+                return found
+            if not found:  # rare here: the index's turn
+                break
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
         matched = [t.text.ilike(like_pattern(term), escape="\\") for term in terms]
         bounded = [t.id <= upto] if upto is not None else []
