@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import httpx
 import pytest
 from conftest import World
@@ -64,3 +66,19 @@ def fetch(world: World, token: str, agent: str, message: str, index: str) -> htt
 def assert_not_found(response: httpx.Response) -> None:
     assert response.status_code == 404
     assert response.json() == {"error": {"code": "not_found", "message": "not found"}}
+
+
+def test_a_whole_read_dropped_half_way_leaves_the_service_working(world: World) -> None:
+    # The reader goes after the first bytes of a big part: what the read held is given back,
+    # and writes and reads go on (a connection left mid-answer once held a later write for ever).
+    big = "a line of output that a build printed, again and again\n" * 60_000  # 3.3 MB
+    message = put(world.alice, world.agent, assistant([bash(big)]))
+    url = f"{world.url}/api/agents/{world.agent}/messages/{message['id']}/parts/0"
+    for _ in range(6):  # more than the four whole reads an account may hold at once
+        with httpx.stream("GET", url, headers={"Authorization": f"Bearer {world.alice_token}"}) as response:
+            assert response.status_code == 200
+            next(response.iter_raw())
+    gc.collect()
+    after = put(world.alice, world.agent, assistant([bash("still writing\n")]))
+    assert world.alice.part(world.agent, str(after["id"]), 0)["output"] == "still writing\n"
+    assert world.alice.part(world.agent, str(message["id"]), 0)["output"] == big

@@ -269,14 +269,18 @@ FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
 
 
 def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
-    """A part's bytes, read as they are asked for, one slice a row; ``conn`` (in the snapshot
-    that found the part) is closed at the end, or when the sending stops."""
+    """A part's bytes, read as they are asked for, one slice a round trip, through a cursor on
+    the server (so between slices the connection is idle: a sending dropped half way leaves it
+    ready to roll back and go back to the pool); ``conn``, in the snapshot that found the part,
+    is closed at the end, or when the sending stops."""
     try:
         driver: Any = conn.connection.driver_connection
         sent = 0
-        for (data,) in driver.cursor(binary=True).stream(SLICES, key):
-            sent += len(data)
-            yield data
+        with driver.cursor(name="foldline_part", binary=True) as cursor:
+            cursor.execute(SLICES, key)
+            while (row := cursor.fetchone()) is not None:
+                sent += len(row[0])
+                yield row[0]
         if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
             raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")
     finally:
