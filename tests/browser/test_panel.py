@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
 
 from .conftest import HeldRequests, Panel
@@ -51,6 +52,17 @@ def conversation(panel: Panel, title: str = "build") -> tuple[str, str]:
 def open_agent(page: Page, agent: str) -> None:
     page.goto(f"/agents/{agent}")
     page.wait_for_selector(".live[data-state=live]")
+
+
+def jump_to_the_start(page: Page) -> None:
+    """Load the open transcript back to its first message: with "Jump to the start", unless the
+    panel got there by itself (it reads older pages while they do not fill the screen)."""
+    jump = page.locator(".older button", has_text="Jump to the start")
+    try:
+        jump.click(timeout=3000)
+    except PlaywrightError:
+        pass  # hidden: every page is in already
+    expect(page.locator(".older")).to_be_hidden(timeout=20000)
 
 
 def count_parts(page: Page) -> list[str]:

@@ -6,7 +6,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import Panel
-from .test_panel import open_agent
+from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
 
@@ -15,7 +15,7 @@ def test_the_real_sessions_command_caveat_and_compaction_are_drawn_for_what_they
     signed_in: Page, largest_session: str
 ) -> None:
     open_agent(signed_in, largest_session)
-    signed_in.click("text=Jump to the start")
+    jump_to_the_start(signed_in)
     expect(signed_in.locator(".older")).to_be_hidden()
     first, command, output = (signed_in.locator("article.msg").nth(i) for i in range(3))
     # The caveat Claude Code writes before a local command: a closed fold, not a prompt.

@@ -11,7 +11,7 @@ from playwright.sync_api import Locator, Page, expect
 from foldline.importers.importer import import_paths
 
 from .conftest import Panel
-from .test_panel import open_agent
+from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
 
@@ -66,7 +66,7 @@ def test_a_real_claude_code_edit_and_write_over_a_file_open_as_diffs(
         panel, account, agent, "Write", lambda p: "structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {})
     )
     open_agent(signed_in, agent)
-    signed_in.click("text=Jump to the start")
+    jump_to_the_start(signed_in)
     expect(signed_in.locator(".older")).to_be_hidden()
 
     diff = opened(signed_in, e_mid, e_index)
@@ -94,7 +94,7 @@ def test_a_real_codex_apply_patch_opens_as_a_diff(signed_in: Page, panel: Panel,
     mid, index, part = first_call(panel, account, agent, "apply_patch")
     patch = part["input"]["input"]
     open_agent(signed_in, agent)
-    signed_in.click("text=Jump to the start")
+    jump_to_the_start(signed_in)
     expect(signed_in.locator(".older")).to_be_hidden()
     diff = opened(signed_in, mid, index)
     expect(diff.locator(".hunk").first).to_contain_text("*** Update File: ")

@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from foldline.importers.importer import import_paths
 
 from .conftest import Panel
-from .test_panel import count_parts, open_agent
+from .test_panel import count_parts, jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def test_a_tools_image_is_drawn_when_its_fold_opens_and_referenced_in_the_export
 
     open_agent(signed_in, agent)
     reads = count_parts(signed_in)
-    signed_in.click("text=Jump to the start")
+    jump_to_the_start(signed_in)
     fold = signed_in.locator(f'details[data-message="{mid}"][data-part="{index}"]')
     expect(fold.locator("img")).to_have_count(0)  # closed: nothing drawn, nothing read
     fold.locator("summary").click()
