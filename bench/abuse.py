@@ -91,30 +91,19 @@ def catch_up(base: str, pid: int, world: dict[str, object]) -> tuple[float, floa
     """Seconds to the first and the last event of a follower replaying the long agent from the
     start, and the server's peak growth (kB) meanwhile."""
     token = world["members"][0]["token"]  # type: ignore[index]
-    before, peak, done = rss_kb(pid), 0, threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, rss_kb(pid))
-            time.sleep(0.01)
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    started, first, count = time.perf_counter(), 0.0, 0
     url = f"{base}/api/agents/{world['long']}/events"
     headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": "identity"}
-    with httpx.stream("GET", url, params={"since": "0"}, headers=headers, timeout=600) as response:
-        for line in response.iter_lines():
-            if line.startswith("data:"):
-                count += 1
-                first = first or time.perf_counter() - started
-                if count == world["replay"]:
-                    break
-    last = time.perf_counter() - started
-    done.set()
-    sampler.join()
-    return first, last, peak - before
+    with PeakRSS(pid) as rss:
+        started, first, count = time.perf_counter(), 0.0, 0
+        with httpx.stream("GET", url, params={"since": "0"}, headers=headers, timeout=600) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    count += 1
+                    first = first or time.perf_counter() - started
+                    if count == world["replay"]:
+                        break
+        last = time.perf_counter() - started
+    return first, last, rss.peak - rss.before
 
 
 def serve(db: str, port: int, home: str) -> subprocess.Popen[bytes]:
@@ -137,28 +126,40 @@ def whole_reads(base: str, pid: int, world: dict[str, object], clients: int) -> 
     members = world["members"]
     assert isinstance(members, list)
     url = f"{base}/api/agents/{world['big']}/messages/{world['mid']}/parts/0"
-    before, peak, done = rss_kb(pid), 0, threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, rss_kb(pid))
-            time.sleep(0.01)
 
     def read(n: int) -> None:
         token = members[n % len(members)]["token"]
         httpx.get(url, headers={"Authorization": f"Bearer {token}", "Accept-Encoding": "identity"}, timeout=300)
 
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    readers = [threading.Thread(target=read, args=(n,)) for n in range(clients)]
-    for r in readers:
-        r.start()
-    for r in readers:
-        r.join()
-    done.set()
-    sampler.join()
-    return peak, before
+    with PeakRSS(pid) as rss:
+        readers = [threading.Thread(target=read, args=(n,)) for n in range(clients)]
+        for r in readers:
+            r.start()
+        for r in readers:
+            r.join()
+    return rss.peak, rss.before
+
+
+class PeakRSS:
+    """The resident memory (kB) of process ``pid`` before the block and its peak during it."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.before, self.peak = pid, rss_kb(pid), 0
+        self._done = threading.Event()
+        self._sampler = threading.Thread(target=self._sample)
+
+    def _sample(self) -> None:
+        while not self._done.is_set():
+            self.peak = max(self.peak, rss_kb(self.pid))
+            time.sleep(0.01)
+
+    def __enter__(self) -> PeakRSS:
+        self._sampler.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._sampler.join()
 
 
 def page_latency(base: str, token: str, agent: str) -> tuple[float, float]:
