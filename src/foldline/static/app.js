@@ -7,7 +7,7 @@ import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
-import { PAGE, Transcript, agentInfo, scrollToBottom } from "./transcript.js";
+import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
 const crumb = document.getElementById("crumb");
@@ -242,6 +242,7 @@ function toolbar(info, status) {
     button("Copy transcript", () => run("Copy transcript", () => copyText(wholeTranscript(info.id).then(toMarkdown))), "copy-transcript"),
     button("Download Markdown", () => run("Download Markdown", async () => download(fileName(info, "md"), toMarkdown(await wholeTranscript(info.id)), "text/markdown")), "download-md"),
     button("Download JSON", () => run("Download JSON", async () => download(fileName(info, "json"), toJson(await wholeTranscript(info.id)), "application/json")), "download-json"),
+    outlineButton(),
     status,
   );
   return bar;

@@ -1,8 +1,9 @@
 // Moving around a transcript from the keyboard: j/k between messages, [/] between a person's
 // prompts, g/G to the first and last message, o/Enter opens (or closes) the current message's
-// folds, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
+// folds, v switches the outline, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
 
 import { el } from "./parts.js";
+import { outlineOn, setOutline } from "./transcript.js";
 
 export const KEYS = [
   ["j", "next message"],
@@ -12,6 +13,7 @@ export const KEYS = [
   ["g", "first message (reading older pages as it goes up)"],
   ["G", "last message"],
   ["o / Enter", "open or close the current message's first fold (Shift-O: all of them)"],
+  ["v", "outline: every message one line (its thought, text and tool call side by side), or whole again"],
   ["/ or Ctrl-K", "search every transcript"],
   ["?", "this list"],
   ["Escape", "close this list or the search box"],
@@ -151,6 +153,10 @@ export class Shortcuts {
       case "O":
         if (!inTranscript) return false;
         toggle(event.key === "O");
+        return true;
+      case "v":
+        if (!inTranscript) return false;
+        setOutline(!outlineOn());
         return true;
       case "Enter":
         if (!inTranscript || onControl) return false; // Enter on a summary or a button is its own

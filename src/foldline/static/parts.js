@@ -407,6 +407,23 @@ function longTextFold(msgId, index, part, state) {
   return details;
 }
 
+// Outline: an assistant's text is a one-line fold too (its first words and how many lines it
+// has); its Markdown is drawn inside, at a readable measure, once it opens.
+function proseFold(msgId, index, part, state) {
+  const details = fold("prose", msgId, index);
+  details.dataset.field = "text";
+  const text = String(part.text ?? "");
+  const bits = [el("span", "preview", plainText(text.slice(0, 400)).slice(0, 240))];
+  const lines = text.trim().split("\n").length;
+  if (lines > 1) bits.push(el("span", "size", `${formatCount(lines)} lines`));
+  if (part.state === "streaming") bits.push(el("span", "badge streaming", "writing…"));
+  details.append(summary(...bits));
+  const body = el("div", "fold-body");
+  lazyBody(body, () => body.append(applyMarks(renderMarkdown(text), state, "text", text, 0)));
+  details.append(body);
+  return details;
+}
+
 function toolFold(msgId, index, part, state, ctx) {
   const name = toolName(part);
   const details = fold("tool", msgId, index);
@@ -736,6 +753,7 @@ export function renderPart(msgId, index, part, state, ctx) {
       own.dataset.part = String(index);
       return own;
     }
+    if (state && state.outline) return proseFold(msgId, index, part, state);
     node = el("div", "part text");
     node.dataset.field = "text";
     const text = String(part.text ?? "");

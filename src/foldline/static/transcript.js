@@ -19,6 +19,40 @@ const COPY_SLICE = 1 << 20; // code points per slice when a big field is copied
 
 const ROLES = { user: "User", assistant: "Assistant", system: "System" };
 
+// Outline: an assistant's texts are one-line folds too, so a message is one line (its thought,
+// its text and its call side by side) until a fold opens. A person's choice, kept in this
+// browser; every transcript on the page (subagents too) follows it.
+const OUTLINE_KEY = "foldline:outline";
+const shown = new Set(); // the transcripts on the page
+
+export function outlineOn() {
+  try {
+    return localStorage.getItem(OUTLINE_KEY) === "1";
+  } catch {
+    return false;
+  }
+}
+
+export function setOutline(on) {
+  try {
+    localStorage.setItem(OUTLINE_KEY, on ? "1" : "0");
+  } catch {
+    // storage refused (a private window): the choice lasts while the page does
+  }
+  for (const t of shown) t.setOutline(on);
+  for (const b of document.querySelectorAll("button.outline-toggle")) b.setAttribute("aria-pressed", String(on));
+}
+
+// The toolbar's switch (the `v` key does the same).
+export function outlineButton() {
+  const b = el("button", "outline-toggle", "Outline");
+  b.type = "button";
+  b.title = "Every message one line: its thought, text and tool call side by side (v)";
+  b.setAttribute("aria-pressed", String(outlineOn()));
+  b.addEventListener("click", () => setOutline(b.getAttribute("aria-pressed") !== "true"));
+  return b;
+}
+
 export function atBottom() {
   return window.innerHeight + window.scrollY >= document.documentElement.scrollHeight - 48;
 }
@@ -227,6 +261,9 @@ export class Transcript {
     this.olderStatus = el("span", "muted");
     this.older.append(this.olderButton, this.startButton, this.olderStatus);
     this.list = el("div", "messages");
+    this.outline = outlineOn();
+    this.list.classList.toggle("outline", this.outline);
+    shown.add(this);
     this.live = el("div", "live muted");
     this.orphans = el("section", "orphans");
     this.orphans.hidden = true;
@@ -263,6 +300,7 @@ export class Transcript {
 
   stop() {
     this.stopped = true;
+    shown.delete(this);
     if (this.source) this.source.close();
     if (this.observer) this.observer.disconnect();
     for (const child of this.children) child.stop();
@@ -385,6 +423,7 @@ export class Transcript {
       const fold = this.fold(message.id, index);
       fold.update(part, cuts.get(index));
       fold.meta = meta;
+      fold.outline = this.outline && role === "assistant";
       body.append(this.drawPart(fold));
       // The subagent this call started sits right under the call's summary row, outside its fold.
       if (call !== null && this.subagents.has(call)) body.append(this.subagentFold(call, subagentLabel(part)));
@@ -507,6 +546,28 @@ export class Transcript {
     this.messages.set(message.id, { message, article });
     this.regroup();
     this.afterDraw(message);
+  }
+
+  // Switch the outline on or off: every message drawn again, the one the reader is on kept in
+  // place, open folds left open.
+  setOutline(on) {
+    if (on === this.outline || this.stopped) return;
+    this.outline = on;
+    this.list.classList.toggle("outline", on);
+    const anchor = readingAnchor(this.list);
+    const top = anchor ? anchor.getBoundingClientRect().top : 0;
+    const focused = document.activeElement;
+    for (const known of this.messages.values()) {
+      const article = this.renderMessage(known.message);
+      article.className = known.article.className;
+      if (known.article.hasAttribute("tabindex")) article.tabIndex = -1;
+      known.article.replaceWith(article);
+      if (focused === known.article) article.focus({ preventScroll: true });
+      known.article = article;
+    }
+    this.regroup();
+    const now = anchor ? this.messages.get(anchor.dataset.id) : null;
+    if (now) window.scrollBy(0, now.article.getBoundingClientRect().top - top);
   }
 
   redrawAll() {
@@ -685,6 +746,15 @@ export class Transcript {
     this.subFolds.set(call, details);
     return details;
   }
+}
+
+// The message a reader is on: the keyboard's, else the first whose bottom is below the sticky bars.
+function readingAnchor(list) {
+  const marked = list.querySelector(":scope > article.kbd-current");
+  if (marked) return marked;
+  const bars = [...document.querySelectorAll(".bar, .find")].map((b) => b.getBoundingClientRect().bottom);
+  const top = Math.max(0, ...bars);
+  return [...list.children].find((a) => a.tagName === "ARTICLE" && a.getBoundingClientRect().bottom > top) || null;
 }
 
 // The length of the run of non-space text at code point `start` of a field: what an address
