@@ -1,4 +1,5 @@
-"""axe-core on the panel: no serious or critical violation on sign-in, the agents list and a transcript."""
+"""axe-core on the panel: no serious or critical violation on sign-in, the agents list and a transcript
+(whole and in the outline)."""
 
 from __future__ import annotations
 
@@ -50,4 +51,14 @@ def test_a_real_transcript_has_no_serious_violation(signed_in: Page, largest_ses
     open_agent(signed_in, largest_session)
     signed_in.locator("details.tool").first.wait_for()
     signed_in.locator("details.tool > summary").last.click()  # an open fold too: its input and output
+    assert serious(signed_in) == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_outline_has_no_serious_violation(signed_in: Page, largest_session: str, scheme: str) -> None:
+    signed_in.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    open_agent(signed_in, largest_session)
+    signed_in.get_by_role("button", name="Outline").click()
+    signed_in.locator("details.prose > summary").last.click()  # an answer opened: its Markdown
+    expect(signed_in.locator("details.prose[open] .md")).to_have_count(1)
     assert serious(signed_in) == []

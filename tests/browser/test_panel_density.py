@@ -1,4 +1,5 @@
-"""Density and times: a tool call is one line, a turn has one quiet head, every message is dated."""
+"""Density and times: a tool call is one line, a turn has one quiet head, every message is dated;
+the outline puts 20 tool calls of the largest real session on one 1400×900 screen."""
 
 from __future__ import annotations
 
@@ -8,17 +9,35 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import Panel
-from .test_panel import open_agent
+from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
 
 
-# The tool rows whose summary lies wholly inside the window, below the sticky bar.
+# The tool rows whose summary lies wholly inside the window, below the sticky bars (the top bar
+# and the find bar under it).
 IN_VIEW = """() => {
-  const top = document.querySelector('.bar').getBoundingClientRect().bottom;
+  const top = Math.max(...[...document.querySelectorAll('.bar, .find')].map((b) => b.getBoundingClientRect().bottom));
   return [...document.querySelectorAll('.messages details.tool > summary')]
     .map((s) => s.getBoundingClientRect())
     .filter((r) => r.height > 0 && r.top >= top && r.bottom <= innerHeight).length;
+}"""
+
+# Scroll to the densest screen: the tool row from which the most rows fit below the sticky bars.
+DENSEST = """() => {
+  const sticky = [...document.querySelectorAll('.bar, .find')]
+    .reduce((h, b) => h + b.getBoundingClientRect().height, 0);
+  const rows = [...document.querySelectorAll('.messages details.tool > summary')]
+    .map((s) => s.getBoundingClientRect()).filter((r) => r.height > 0)
+    .map((r) => [r.top + scrollY, r.bottom + scrollY]);
+  let best = 0, at = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    let n = 0;
+    while (i + n < rows.length && rows[i + n][1] <= rows[i][0] + innerHeight - sticky) n += 1;
+    if (n > best) [best, at] = [n, rows[i][0]];
+  }
+  scrollTo(0, at - sticky - 1);
+  return best;
 }"""
 
 
@@ -96,3 +115,44 @@ def test_a_turn_shows_how_long_it_took_and_the_largest_real_session_is_dated(
         "ns => ns.map((n) => n.getBoundingClientRect().height)"
     )
     assert heights and max(heights) <= 22
+
+
+def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_screen(
+    signed_in: Page, largest_session: str
+) -> None:
+    page = signed_in
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_agent(page, largest_session)
+    jump_to_the_start(page)
+    texts = page.locator(".messages article.role-assistant .part.text").count()
+    assert page.evaluate(DENSEST) < 20  # whole answers between the turns: the session's shape
+    toggle = page.get_by_role("button", name="Outline")
+    expect(toggle).to_have_attribute("aria-pressed", "false")
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-pressed", "true")
+    # Nothing is lost: every answer is a one-line fold now, its Markdown inside.
+    prose = page.locator(".messages.outline details.fold.prose")
+    expect(prose).to_have_count(texts)
+    expect(page.locator(".messages article.role-assistant .part.text")).to_have_count(0)
+    page.evaluate(DENSEST)
+    page.wait_for_timeout(100)
+    assert page.evaluate(IN_VIEW) >= 20
+    heights = page.locator("details.tool > summary, details.prose > summary").evaluate_all(
+        "ns => ns.map((n) => n.getBoundingClientRect().height)"
+    )
+    assert max(heights) <= 22  # one line each
+    # An answer opens whole, as Markdown at a readable measure; the keyboard opens it too.
+    answer = prose.last
+    answer.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(answer.locator(".fold-body > .md")).to_contain_text("Estimated effort")
+    expect(answer.locator(".fold-body > .md pre").first).to_be_visible()  # its code blocks drawn
+    width = answer.locator(".fold-body > .md").evaluate("n => n.getBoundingClientRect().width")
+    assert width < 900
+    # The choice is kept: a reload opens in the outline; switching back draws the answers whole.
+    page.reload()
+    page.wait_for_selector(".live[data-state=live]")
+    expect(page.locator(".messages.outline")).to_have_count(1)
+    page.get_by_role("button", name="Outline").click()
+    expect(page.locator(".messages.outline")).to_have_count(0)
+    expect(page.locator(".messages details.fold.prose")).to_have_count(0)

@@ -75,3 +75,44 @@ def test_j_k_brackets_g_and_o_move_around_a_transcript_and_open_folds(signed_in:
     expect(signed_in.locator("dialog.search-dialog")).to_be_visible()
     signed_in.keyboard.press("j")  # typing in the search box, not moving
     expect(signed_in.locator(".search-input")).to_have_value("j")
+
+
+def test_v_switches_the_outline_and_the_keys_work_the_same_in_it(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("keys in the outline")
+    ids = [panel.put(agent, "user", [{"type": "text", "text": "prompt"}])]
+    for step in range(3):
+        parts = [
+            {"type": "reasoning", "text": f"thinking {step}", "state": "done"},
+            {"type": "text", "text": f"**answer {step}**\n\nsecond line"},
+            {
+                "type": "tool-Bash",
+                "toolCallId": f"c{step}",
+                "state": "output-available",
+                "input": {"command": "ls"},
+                "output": "a\n",
+            },
+        ]
+        ids.append(panel.put(agent, "assistant", parts))
+    open_agent(signed_in, agent)
+    expect(signed_in.locator("details.fold.prose")).to_have_count(0)
+    signed_in.keyboard.press("G")
+    signed_in.keyboard.press("v")
+    expect(signed_in.locator(".messages.outline")).to_have_count(1)
+    expect(signed_in.get_by_role("button", name="Outline")).to_have_attribute("aria-pressed", "true")
+    # The answer is a one-line fold: its words without the Markdown, and how many lines it has.
+    fold = signed_in.locator(f'details.prose[data-message="{ids[-1]}"]')
+    expect(fold.locator("summary")).to_contain_text("answer 2 second line")
+    expect(fold.locator("summary .size")).to_have_text("3 lines")
+    assert current(signed_in) == ids[-1]  # the keyboard stays on its message
+    signed_in.keyboard.press("k")
+    assert current(signed_in) == ids[-2]
+    signed_in.keyboard.press("O")  # every fold of the message: thought, answer, call
+    middle = signed_in.locator(f'details[data-message="{ids[-2]}"]')
+    expect(middle).to_have_count(3)
+    for i in range(3):
+        expect(middle.nth(i)).to_have_attribute("open", "")
+    expect(middle.nth(1).locator(".md strong")).to_have_text("answer 1")
+    signed_in.keyboard.press("v")
+    expect(signed_in.locator(".messages.outline")).to_have_count(0)
+    expect(signed_in.locator(f'article[data-id="{ids[-2]}"] .part.text strong')).to_have_text("answer 1")
+    assert current(signed_in) == ids[-2]
