@@ -1,7 +1,9 @@
 """Browser fixtures: Debian's Chromium driven by Playwright, against a real Foldline server.
 
 The panel's tests run on one SQLite file of their own (the API's contract suite covers both
-backends); the server is the real app under uvicorn in a thread.
+backends); the server is the real app under uvicorn in a thread. Alice (``panel``) stays in her one
+workspace, "team": a test that adds workspaces or imports sessions does it in an account of its
+own (``own_account``), so each file passes alone and in any order.
 """
 
 from __future__ import annotations
@@ -88,6 +90,38 @@ class Panel:
         return mid
 
 
+@dataclass
+class Account:
+    """An account of a test's own, in one workspace of its own."""
+
+    id: str
+    token: str
+    workspace: str
+
+
+def own_account(panel: Panel, name: str) -> Account:
+    account = panel.transcripts.create_account(f"{name} {uuid.uuid4().hex[:6]}")
+    workspace = panel.transcripts.create_workspace(name, [account["id"]])["id"]
+    return Account(account["id"], account["token"], workspace)
+
+
+def sign_in(page: Page, token: str) -> Page:
+    """Sign a page (of a browser not signed in yet) in with ``token``."""
+    page.goto(f"/?token={token}")
+    page.wait_for_selector("body[data-ready]")
+    return page
+
+
+def import_largest(panel: Panel, account: Account, path: Path) -> str:
+    """Import a session log into the account's workspace: the id of the agent with the most messages."""
+    from foldline.importers.importer import import_paths
+
+    import_paths(panel.transcripts, [path], account_id=account.id, workspace_id=account.workspace)
+    agents = panel.transcripts.list_agents(account.id, account.workspace)["agents"]
+    sizes = {a["id"]: len(panel.transcripts.messages(account.id, a["id"])["messages"]) for a in agents}
+    return max(sizes, key=lambda a: sizes[a])
+
+
 @pytest.fixture(scope="session")
 def panel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Panel]:
     db = str(Path(tmp_path_factory.mktemp("panel")) / "foldline.db")
@@ -125,10 +159,8 @@ def page(context: BrowserContext) -> Page:
 
 @pytest.fixture
 def signed_in(page: Page, panel: Panel) -> Page:
-    """A page whose browser holds the sign-in cookie."""
-    page.goto(f"/?token={panel.token}")
-    page.wait_for_selector("body[data-ready]")
-    return page
+    """A page whose browser holds alice's sign-in cookie."""
+    return sign_in(page, panel.token)
 
 
 LARGEST_SESSION = (
@@ -142,13 +174,15 @@ LARGEST_SESSION = (
 
 
 @pytest.fixture(scope="session")
-def largest_session(panel: Panel) -> str:
-    """The largest real Claude Code session, imported once into a workspace of alice's own: its agent id."""
-    from foldline.importers.importer import import_paths
+def imported_largest(panel: Panel) -> tuple[Account, str]:
+    """The largest real Claude Code session, imported once into an account of its own."""
+    account = own_account(panel, "imported")
+    return account, import_largest(panel, account, LARGEST_SESSION)
 
-    account = panel.transcripts.authenticate(panel.token)
-    workspace = panel.transcripts.create_workspace("imported", [account])["id"]
-    import_paths(panel.transcripts, [LARGEST_SESSION], account_id=account, workspace_id=workspace)
-    agents = panel.transcripts.list_agents(account, workspace)["agents"]
-    sizes = {a["id"]: len(panel.transcripts.messages(account, a["id"])["messages"]) for a in agents}
-    return max(sizes, key=lambda a: sizes[a])
+
+@pytest.fixture
+def largest_session(page: Page, imported_largest: tuple[Account, str]) -> str:
+    """The largest real session's agent id; ``page`` is signed in as the account it was imported into."""
+    account, agent = imported_largest
+    sign_in(page, account.token)
+    return agent

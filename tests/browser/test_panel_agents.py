@@ -8,29 +8,26 @@ import uuid
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from foldline import Client
+
+from .conftest import Panel, own_account, sign_in
 
 pytestmark = pytest.mark.browser
 
 
-def test_the_list_shows_where_agents_ran_and_what_they_cost_sorts_filters_and_pages(
-    signed_in: Page, panel: Panel
-) -> None:
-    me = panel.client.me()["id"]
-    workspace = panel.transcripts.create_workspace(f"fleet-{uuid.uuid4().hex[:6]}", [me])["id"]
-    try:
-        shows_and_pages(signed_in, panel, workspace)
-    finally:  # the other tests' panel has alice in one workspace
-        panel.transcripts.remove_member(workspace, me)
+def test_the_list_shows_where_agents_ran_and_what_they_cost_sorts_filters_and_pages(page: Page, panel: Panel) -> None:
+    own = own_account(panel, f"fleet-{uuid.uuid4().hex[:6]}")  # its 52 agents in a workspace of its own
+    with Client(panel.url, own.token) as client:
+        shows_and_pages(sign_in(page, own.token), client, own.workspace)
 
 
-def shows_and_pages(signed_in: Page, panel: Panel, workspace: str) -> None:
+def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
     for i in range(51):
-        panel.client.create_agent(workspace, title=f"bulk {i:02d}")
-    agent = panel.client.create_agent(workspace, title="aaa the one that ran")["id"]
+        client.create_agent(workspace, title=f"bulk {i:02d}")
+    agent = client.create_agent(workspace, title="aaa the one that ran")["id"]
     usage = {"inputTokens": 12000, "outputTokens": 800, "inputTokenDetails": {"cacheReadTokens": 10000}}
     meta = {"cwd": "/home/ada/src/rocket", "gitBranch": "feat/fuel", "model": "claude-sonnet-4-5", "usage": usage}
-    panel.client.put_message(
+    client.put_message(
         agent, {"id": str(uuid.uuid4()), "role": "assistant", "parts": [{"type": "text", "text": "done"}],
                 "metadata": meta},
     )  # fmt: skip

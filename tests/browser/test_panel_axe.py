@@ -46,19 +46,19 @@ def test_the_agents_list_has_no_serious_violation(signed_in: Page, panel: Panel,
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_a_real_transcript_has_no_serious_violation(signed_in: Page, largest_session: str, scheme: str) -> None:
-    signed_in.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
-    open_agent(signed_in, largest_session)
-    signed_in.locator("details.tool").first.wait_for()
-    signed_in.locator("details.tool > summary").last.click()  # an open fold too: its input and output
-    assert serious(signed_in) == []
+def test_a_real_transcript_has_no_serious_violation(page: Page, largest_session: str, scheme: str) -> None:
+    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    open_agent(page, largest_session)
+    page.locator("details.tool").first.wait_for()
+    page.locator("details.tool > summary").last.click()  # an open fold too: its input and output
+    assert serious(page) == []
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_the_outline_has_no_serious_violation(signed_in: Page, largest_session: str, scheme: str) -> None:
-    signed_in.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
-    open_agent(signed_in, largest_session)
-    signed_in.get_by_role("button", name="Outline").click()
-    signed_in.locator("details.prose > summary").last.click()  # an answer opened: its Markdown
-    expect(signed_in.locator("details.prose[open] .md")).to_have_count(1)
-    assert serious(signed_in) == []
+def test_the_outline_has_no_serious_violation(page: Page, largest_session: str, scheme: str) -> None:
+    page.emulate_media(color_scheme=scheme)  # type: ignore[arg-type]
+    open_agent(page, largest_session)
+    page.get_by_role("button", name="Outline").click()
+    page.locator("details.prose > summary").last.click()  # an answer opened: its Markdown
+    expect(page.locator("details.prose[open] .md")).to_have_count(1)
+    assert serious(page) == []

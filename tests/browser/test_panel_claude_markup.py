@@ -12,12 +12,12 @@ pytestmark = pytest.mark.browser
 
 
 def test_the_real_sessions_command_caveat_and_compaction_are_drawn_for_what_they_are(
-    signed_in: Page, largest_session: str
+    page: Page, largest_session: str
 ) -> None:
-    open_agent(signed_in, largest_session)
-    jump_to_the_start(signed_in)
-    expect(signed_in.locator(".older")).to_be_hidden()
-    first, command, output = (signed_in.locator("article.msg").nth(i) for i in range(3))
+    open_agent(page, largest_session)
+    jump_to_the_start(page)
+    expect(page.locator(".older")).to_be_hidden()
+    first, command, output = (page.locator("article.msg").nth(i) for i in range(3))
     # The caveat Claude Code writes before a local command: a closed fold, not a prompt.
     caveat = first.locator("details.fold.meta")
     expect(caveat.locator("summary .kind")).to_have_text("Caveat")
@@ -28,16 +28,16 @@ def test_the_real_sessions_command_caveat_and_compaction_are_drawn_for_what_they
     expect(output.locator(".cc-output")).to_contain_text("(no output)")
     for article in (command, output):
         expect(article.locator(".msg-head")).to_be_hidden()
-    main = signed_in.locator("main .messages").inner_text()
+    main = page.locator("main .messages").inner_text()
     for tag in ("<command-name>", "<command-message>", "<local-command-stdout>", "<local-command-caveat>"):
         assert tag not in main
     # The compaction: the boundary is marked, the long summary folded away under its name.
-    summary = signed_in.locator("details.fold.compact")
+    summary = page.locator("details.fold.compact")
     expect(summary).to_have_count(1)
     expect(summary.locator("summary .kind")).to_have_text("Compaction summary")
     assert summary.get_attribute("open") is None
     assert summary.locator("summary").bounding_box()["height"] <= 22  # type: ignore[index]
-    expect(signed_in.locator("article.compact-boundary")).to_contain_text("Conversation compacted")
+    expect(page.locator("article.compact-boundary")).to_contain_text("Conversation compacted")
 
 
 def test_system_reminders_fold_away_and_command_output_is_text(signed_in: Page, panel: Panel) -> None:

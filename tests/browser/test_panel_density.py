@@ -96,31 +96,30 @@ def panel_id(i: int) -> str:
 
 
 def test_a_turn_shows_how_long_it_took_and_the_largest_real_session_is_dated(
-    signed_in: Page, panel: Panel, largest_session: str
+    page: Page, panel: Panel, largest_session: str
 ) -> None:
     agent = largest_session
-    signed_in.set_viewport_size({"width": 1400, "height": 900})
-    open_agent(signed_in, agent)
-    articles = signed_in.locator("article.msg")
+    page.set_viewport_size({"width": 1400, "height": 900})
+    open_agent(page, agent)
+    articles = page.locator("article.msg")
     expect(articles).to_have_count(15)
     # Every message carries its source line's time.
-    expect(signed_in.locator("article.msg > .msg-gutter > time[datetime]")).to_have_count(15)
-    assert signed_in.locator("article.msg time").first.get_attribute("datetime", timeout=1000).startswith("2026-01-")
+    expect(page.locator("article.msg > .msg-gutter > time[datetime]")).to_have_count(15)
+    assert page.locator("article.msg time").first.get_attribute("datetime", timeout=1000).startswith("2026-01-")
     # The last turn ("update phase 4.1 document") took a known time, said once, in its head.
-    turn = signed_in.locator(".msg-head .turn:visible").last
+    turn = page.locator(".msg-head .turn:visible").last
     expect(turn).to_contain_text("took ")
     # Its tool rows are one line each and its messages share the head.
-    assert signed_in.locator("article.role-assistant.cont").count() >= 10
-    heights = signed_in.locator("details.tool > summary").evaluate_all(
+    assert page.locator("article.role-assistant.cont").count() >= 10
+    heights = page.locator("details.tool > summary").evaluate_all(
         "ns => ns.map((n) => n.getBoundingClientRect().height)"
     )
     assert heights and max(heights) <= 22
 
 
 def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_screen(
-    signed_in: Page, largest_session: str
+    page: Page, largest_session: str
 ) -> None:
-    page = signed_in
     page.set_viewport_size({"width": 1400, "height": 900})
     open_agent(page, largest_session)
     jump_to_the_start(page)

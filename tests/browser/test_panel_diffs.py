@@ -8,9 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from foldline.importers.importer import import_paths
-
-from .conftest import Panel
+from .conftest import Panel, import_largest, own_account, sign_in
 from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
@@ -31,15 +29,14 @@ CODEX = (
 )
 
 
-def imported(panel: Panel, name: str, source: Path, tmp_path: Path) -> tuple[str, str]:
-    account = panel.transcripts.authenticate(panel.token)
-    workspace = panel.transcripts.create_workspace(name, [account])["id"]
+def imported(panel: Panel, page: Page, name: str, source: Path, tmp_path: Path) -> tuple[str, str]:
+    """The session imported into an account of its own, `page` signed in as it: (account, agent)."""
+    account = own_account(panel, name)
     log = tmp_path / source.name
     log.write_bytes(source.read_bytes())
-    import_paths(panel.transcripts, [log], account_id=account, workspace_id=workspace)
-    agents = panel.transcripts.list_agents(account, workspace)["agents"]
-    sizes = {a["id"]: len(panel.transcripts.messages(account, a["id"])["messages"]) for a in agents}
-    return account, max(sizes, key=lambda a: sizes[a])
+    agent = import_largest(panel, account, log)
+    sign_in(page, account.token)
+    return account.id, agent
 
 
 def first_call(panel: Panel, account: str, agent: str, tool: str, test: Any = lambda p: True) -> tuple[str, int, Any]:
@@ -58,18 +55,18 @@ def opened(page: Page, mid: str, index: int) -> Locator:
 
 
 def test_a_real_claude_code_edit_and_write_over_a_file_open_as_diffs(
-    signed_in: Page, panel: Panel, tmp_path: Path
+    page: Page, panel: Panel, tmp_path: Path
 ) -> None:
-    account, agent = imported(panel, "diffs claude", CLAUDE, tmp_path)
+    account, agent = imported(panel, page, "diffs claude", CLAUDE, tmp_path)
     e_mid, e_index, edit = first_call(panel, account, agent, "Edit")
     w_mid, w_index, write = first_call(
         panel, account, agent, "Write", lambda p: "structuredPatch" in p.get("toolMetadata", {}).get("claudeCode", {})
     )
-    open_agent(signed_in, agent)
-    jump_to_the_start(signed_in)
-    expect(signed_in.locator(".older")).to_be_hidden()
+    open_agent(page, agent)
+    jump_to_the_start(page)
+    expect(page.locator(".older")).to_be_hidden()
 
-    diff = opened(signed_in, e_mid, e_index)
+    diff = opened(page, e_mid, e_index)
     old_lines = [line for line in edit["input"]["old_string"].split("\n") if line.strip()]
     new_lines = [line for line in edit["input"]["new_string"].split("\n") if line.strip()]
     dels = diff.locator("del").all_inner_texts()
@@ -80,7 +77,7 @@ def test_a_real_claude_code_edit_and_write_over_a_file_open_as_diffs(
     expect(diff.locator(".hunk").first).to_have_text("--- " + edit["input"]["file_path"])
 
     # A Write over an existing file: the patch Claude Code logged, with its line numbers.
-    diff = opened(signed_in, w_mid, w_index)
+    diff = opened(page, w_mid, w_index)
     hunk = write["toolMetadata"]["claudeCode"]["structuredPatch"][0]
     expect(diff.locator(".hunk").nth(2)).to_have_text(
         f"@@ -{hunk['oldStart']},{hunk['oldLines']} +{hunk['newStart']},{hunk['newLines']} @@"
@@ -89,14 +86,14 @@ def test_a_real_claude_code_edit_and_write_over_a_file_open_as_diffs(
     assert [d[1:].rstrip("\n") for d in diff.locator("del").all_inner_texts()][: len(removed)] == removed
 
 
-def test_a_real_codex_apply_patch_opens_as_a_diff(signed_in: Page, panel: Panel, tmp_path: Path) -> None:
-    account, agent = imported(panel, "diffs codex", CODEX, tmp_path)
+def test_a_real_codex_apply_patch_opens_as_a_diff(page: Page, panel: Panel, tmp_path: Path) -> None:
+    account, agent = imported(panel, page, "diffs codex", CODEX, tmp_path)
     mid, index, part = first_call(panel, account, agent, "apply_patch")
     patch = part["input"]["input"]
-    open_agent(signed_in, agent)
-    jump_to_the_start(signed_in)
-    expect(signed_in.locator(".older")).to_be_hidden()
-    diff = opened(signed_in, mid, index)
+    open_agent(page, agent)
+    jump_to_the_start(page)
+    expect(page.locator(".older")).to_be_hidden()
+    diff = opened(page, mid, index)
     expect(diff.locator(".hunk").first).to_contain_text("*** Update File: ")
     plus = [line for line in patch.split("\n") if line.startswith("+")]
     assert [i.rstrip("\n") for i in diff.locator("ins").all_inner_texts()] == plus
