@@ -5,7 +5,7 @@ user's first run does (a home with no Claude Code or Codex sessions, so it impor
 sessions shipped in ``foldline/samples``), signs in with the link it prints and photographs with
 headless Chromium: the agents list, the session with a subagent (its fold opened), a cut thought
 (both ends and the mark), a cut output read whole, the search box and a hit in the cut middle of
-an output, and the largest session's last turn at 1400×900.
+an output, the largest session's last turn at 1400×900, and its densest screen in the outline.
 """
 
 from __future__ import annotations
@@ -140,7 +140,31 @@ def dense(context: BrowserContext, base: str, agent: str) -> None:
     page.locator("article.role-user:not(.cc)").last.evaluate("a => { a.scrollIntoView(); window.scrollBy(0, -90); }")
     page.wait_for_timeout(300)
     page.screenshot(path=str(DOCS / "panel-dense.png"))
+    every_page(page)
+    page.click("button.outline-toggle")  # the outline: every message one line
+    page.wait_for_timeout(300)
+    page.evaluate(DENSEST)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(DOCS / "panel-outline.png"))
+    page.click("button.outline-toggle")  # the choice is kept in the browser: leave it off
     page.close()
+
+
+# Scroll to the screen where the most tool rows fit wholly below the sticky bars.
+DENSEST = """() => {
+  const sticky = [...document.querySelectorAll('.bar, .find')]
+    .reduce((h, b) => h + b.getBoundingClientRect().height, 0);
+  const rows = [...document.querySelectorAll('.messages details.tool > summary')]
+    .map((s) => s.getBoundingClientRect()).filter((r) => r.height > 0)
+    .map((r) => [r.top + scrollY, r.bottom + scrollY]);
+  let best = 0, at = 0;
+  for (let i = 0; i < rows.length; i += 1) {
+    let n = 0;
+    while (i + n < rows.length && rows[i + n][1] <= rows[i][0] + innerHeight - sticky) n += 1;
+    if (n > best) [best, at] = [n, rows[i][0]];
+  }
+  scrollTo(0, at - sticky - 1);
+}"""
 
 
 def main() -> None:
