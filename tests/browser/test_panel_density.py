@@ -124,7 +124,7 @@ def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_s
     open_agent(page, largest_session)
     jump_to_the_start(page)
     texts = page.locator(".messages article.role-assistant .part.text").count()
-    assert page.evaluate(DENSEST) < 20  # whole answers between the turns: the session's shape
+    whole = page.evaluate(DENSEST)  # whole answers sit between the turns: the session's shape
     toggle = page.get_by_role("button", name="Outline")
     expect(toggle).to_have_attribute("aria-pressed", "false")
     toggle.click()
@@ -135,7 +135,8 @@ def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_s
     expect(page.locator(".messages article.role-assistant .part.text")).to_have_count(0)
     page.evaluate(DENSEST)
     page.wait_for_timeout(100)
-    assert page.evaluate(IN_VIEW) >= 20
+    in_view = page.evaluate(IN_VIEW)
+    assert in_view >= 20 and in_view > whole
     heights = page.locator("details.tool > summary, details.prose > summary").evaluate_all(
         "ns => ns.map((n) => n.getBoundingClientRect().height)"
     )
@@ -155,3 +156,24 @@ def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_s
     page.get_by_role("button", name="Outline").click()
     expect(page.locator(".messages.outline")).to_have_count(0)
     expect(page.locator(".messages details.fold.prose")).to_have_count(0)
+
+
+def test_in_the_outline_a_place_in_an_answer_opens_its_fold_and_is_marked(signed_in: Page, panel: Panel) -> None:
+    page = signed_in
+    agent = panel.agent("outline address")
+    panel.put(agent, "user", [{"type": "text", "text": "Where is it?"}])
+    text = "First line of the answer.\n\nIt is in **the zanzibar folder**, as you said."
+    mid = panel.put(agent, "assistant", [{"type": "text", "text": text}])
+    open_agent(page, agent)
+    page.get_by_role("button", name="Outline").click()
+    fold = page.locator(f'details.prose[data-message="{mid}"]')
+    expect(fold).not_to_have_attribute("open", "")
+    expect(fold.locator("summary")).to_contain_text("First line of the answer. It is in the zanzibar")
+    at = text.index("zanzibar")
+    page.goto(f"/agents/{agent}#msg={mid}&part=0&field=text&at={at}")
+    expect(fold.locator("mark.hit.current")).to_have_text("zanzibar")
+    expect(fold).to_have_attribute("open", "")
+    expect(fold.locator(".md strong")).to_contain_text("the zanzibar folder")
+    # A message that arrives live is drawn in the outline too.
+    panel.put(agent, "assistant", [{"type": "text", "text": "A live answer\n\nwith two paragraphs"}])
+    expect(page.locator("details.prose").last.locator("summary")).to_contain_text("A live answer with two")
