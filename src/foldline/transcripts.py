@@ -41,7 +41,7 @@ from .registry import Registry
 from .settings import Settings
 from .store import EVERYONE, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 from .store.chunks import FieldText
-from .store.text import TextRow
+from .store.text import Found, TextRow
 from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
 
 __all__ = ["TURN_ENDED", "Transcripts"]
@@ -770,19 +770,22 @@ class Transcripts:
         agent: str | None = None,
         limit: Any = None,
         cursor: Any = None,
+        seconds: float | None = search.SEARCH_TIME,
     ) -> Json:
         """Hits for ``q`` in the workspaces ``account`` belongs to (or one of them, or one agent
-        with its subagents), newest first: ``{"hits", "next"}``."""
+        with its subagents), newest first: ``{"hits", "next", "partial"}``; a search still going
+        after ``seconds`` (``None``: no limit) answers with what it has (``partial``)."""
         terms = search.parse_query(q)
         count = search.parse_limit(limit)
         after = search.parse_cursor(cursor)
         if workspace_id is not None:
             workspace_id = self.check_member(account, workspace_id)
         agent_id = None if agent is None else self.conversation(account, agent).id
+        deadline = None if seconds is None else time.monotonic() + seconds
 
-        def fetch(upto: int | None, n: int) -> list[TextRow]:
+        def fetch(upto: int | None, n: int) -> Found:
             return self._store.search_texts(
-                account, terms, workspace_id=workspace_id, agent_id=agent_id, upto=upto, limit=n
+                account, terms, workspace_id=workspace_id, agent_id=agent_id, upto=upto, limit=n, deadline=deadline
             )
 
         def keep(row: TextRow) -> bool:  # a retired tool's parts are dropped by every read
