@@ -4,6 +4,7 @@ a slice reads only its chunks, and migration 2 indexes the parts a store already
 from __future__ import annotations
 
 import logging
+import math
 import re
 import uuid
 from collections.abc import Iterator
@@ -357,6 +358,6 @@ def test_postgres_walks_when_its_index_runs_out_of_time(
         transcripts.put_message(account, agent, message_id, assistant([bash(decoy * 40)], message_id))
     monkeypatch.setattr(postgres, "INDEX_SHARE", 0.001)
     caplog.set_level(logging.DEBUG, logger="foldline")
-    found, pages = all_pages(transcripts, account, f'"{phrase}"', agent=agent, limit=20, seconds=None)
+    found, pages = all_pages(transcripts, account, f'"{phrase}"', agent=agent, limit=20, seconds=math.inf)
     assert found == old[::-1] and pages == [{"next": None, "partial": False, "hits": 3}]
     assert "the trigram index ran out of its time" in caplog.text

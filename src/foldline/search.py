@@ -21,7 +21,6 @@ from .store.chunks import OVERLAP
 from .store.terms import pattern
 from .store.text import Found, TextRow
 
-SEARCH_TIME = 1.0  # seconds a page of hits may take; past it, the page ends early with a cursor
 MAX_QUERY = 256  # code points; at most the chunks' overlap, so a match never outgrows a row
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
 SNIPPET = 80  # code points of context each side of a match

@@ -9,6 +9,7 @@ workspace, a write needs the owner, and every other case is the same
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import secrets
 import threading
@@ -770,18 +771,20 @@ class Transcripts:
         agent: str | None = None,
         limit: Any = None,
         cursor: Any = None,
-        seconds: float | None = search.SEARCH_TIME,
+        seconds: float | None = None,
     ) -> Json:
         """Hits for ``q`` in the workspaces ``account`` belongs to (or one of them, or one agent
         with its subagents), newest first: ``{"hits", "next", "partial"}``; a search still going
-        after ``seconds`` (``None``: no limit) answers with what it has (``partial``)."""
+        after ``seconds`` (default: the settings' ``search_seconds``; ``math.inf``: no limit)
+        answers with what it has (``partial``)."""
         terms = search.parse_query(q)
         count = search.parse_limit(limit)
         after = search.parse_cursor(cursor)
         if workspace_id is not None:
             workspace_id = self.check_member(account, workspace_id)
         agent_id = None if agent is None else self.conversation(account, agent).id
-        deadline = None if seconds is None else time.monotonic() + seconds
+        seconds = self.settings.search_seconds if seconds is None else seconds
+        deadline = None if math.isinf(seconds) else time.monotonic() + seconds
 
         def fetch(upto: int | None, n: int) -> Found:
             return self._store.search_texts(
