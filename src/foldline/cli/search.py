@@ -86,7 +86,8 @@ def search_command(
     as_json: bool,
 ) -> None:
     """Search every transcript the account may read, cut middles included; each hit is printed
-    with its snippet (the match in [[ ]]) and its panel address."""
+    with its snippet (the match in [[ ]]) and its panel address. A page is filled even where the
+    search must read chunk after chunk (it may then take several seconds on a big store)."""
     with service(db) as transcripts:
         who = account_id or ensure_local(transcripts, db).account_id
         found = filled(transcripts, who, query, workspace, agent, limit, cursor)
