@@ -361,3 +361,25 @@ def test_postgres_walks_when_its_index_runs_out_of_time(
     found, pages = all_pages(transcripts, account, f'"{phrase}"', agent=agent, limit=20, seconds=math.inf)
     assert found == old[::-1] and pages == [{"next": None, "partial": False, "hits": 3}]
     assert "the trigram index ran out of its time" in caplog.text
+
+
+def test_postgres_gives_its_index_a_time_limit_for_that_statement_only(
+    transcripts: Transcripts, store: Store, me: tuple[str, str]
+) -> None:
+    # The rest of the search (its joins) and anything after it in the transaction run unlimited.
+    if not store.url.startswith("postgresql"):
+        pytest.skip("the trigram index's time share is PostgreSQL's")
+    from sqlalchemy import select
+
+    from foldline.store.schema import conversations
+
+    account, agent = me
+    word = "limit" + uuid.uuid4().hex[:8]
+    for n in range(200):
+        message_id = new_id()
+        transcripts.put_message(account, agent, message_id, user(f"{n}: {word if n == 0 else 'no'}", message_id))
+    with store.read() as conn:
+        before = conn.exec_driver_sql("SHOW statement_timeout").scalar_one()
+        found = store.matching_ids(conn, [word], select(conversations.c.id), None, 20, None)
+        assert found is not None and len(found.ids) == 1 and found.stopped is None  # the index answered
+        assert conn.exec_driver_sql("SHOW statement_timeout").scalar_one() == before

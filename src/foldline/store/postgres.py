@@ -49,8 +49,9 @@ def need_pg_trgm(url: str) -> StoreError:
 
 
 CHANNEL = "foldline_changes"
-# Seconds a search gives the trigram index at most before it walks the chunks instead.
-INDEX_SHARE = 0.25
+# Seconds a search gives the trigram index at most before it walks the chunks instead; chunks
+# it reads straight before it asks the index, when the newest 128 held the words at all.
+INDEX_SHARE, WALK_COMMON = 0.25, 2048
 log = logging.getLogger("foldline")
 
 
@@ -198,16 +199,19 @@ class PostgresStore(Store):
     def matching_ids(
         self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
     ) -> Matched:
-        """Three steps, chosen here rather than by the planner, which cannot price the chunks'
-        TOAST. First the newest chunks of the visible conversations, read straight (a common
-        word fills the page there). Then the trigram index alone, made to run first (a rare
-        word: a bitmap of the few chunks that can hold it), its matches kept to the visible
-        conversations and ordered, given a share of the time left. If it runs out of that
-        time, the words are in too many chunks for the index to help (every trigram of a phrase
-        of common words is in most chunks, each of which it would read and check before
-        ordering them), and the walk goes on newest first until the page is full or the time is
-        up, saying where it stopped."""
+        """Steps chosen here rather than by the planner, which cannot price the chunks' TOAST.
+        First the newest 128 chunks of the visible conversations, read straight (a common word
+        fills the page there); if the words were there at all, the newest 2,048 (a phrase of
+        common words, every trigram of which is in most chunks, fills it there). Then the trigram
+        index alone, made to run first (a rare word: a bitmap of the few chunks that can hold
+        it), its matches kept to the visible conversations and ordered, given a share of the
+        time left. If it runs out of that time, the words are in too many chunks for the index
+        to help (it would read and check each before ordering them), and the walk goes on newest
+        first until the page is full or the time is up, saying where it stopped."""
         found = self.walk(conn, terms, visible, upto, limit, None, most=WALK_FIRST)
+        if found.ids and found.stopped is not None and len(found.ids) < limit:
+            more = self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline, most=WALK_COMMON)
+            found = _then(found, more)
         if len(found.ids) >= limit or found.stopped is None:
             return found
         share = INDEX_SHARE if deadline is None else min(INDEX_SHARE, (deadline - time.monotonic()) / 2)
@@ -217,24 +221,26 @@ class PostgresStore(Store):
             with conn.begin_nested():
                 conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(share * 1000))}")
                 found.ids += self._indexed(conn, terms, visible, found.stopped, limit - len(found.ids))
+                conn.exec_driver_sql("SET LOCAL statement_timeout TO DEFAULT")  # a savepoint released keeps it
                 found.stopped = None
                 return found
         except DBAPIError as exc:
             if not isinstance(exc.orig, psycopg.errors.QueryCanceled):
                 raise
         log.debug("search: the trigram index ran out of its time; walking the chunks newest first")
-        rest = self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline)
-        return Matched(found.ids + rest.ids, rest.stopped)
+        return _then(found, self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline))
 
     def _indexed(self, conn: Connection, terms: Sequence[str], visible: Any, upto: int, limit: int) -> list[int]:
         """The newest ``limit`` matching chunk ids at most ``upto``, by the trigram index alone."""
         t = part_text.c
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
         matched = [self.holds(t.text, term) for term in terms]
-        hits = select(t.id, t.conversation_id).where(*matched, t.id <= upto).cte("hits").prefix_with("MATERIALIZED")
+        # The bound on ids stays outside: inside, it would offer the planner the primary key,
+        # whose backward walk reading every chunk it then prefers to the trigram index.
+        hits = select(t.id, t.conversation_id).where(*matched).cte("hits").prefix_with("MATERIALIZED")
         rest = (
             select(hits.c.id)
-            .where(hits.c.conversation_id.in_(visible.scalar_subquery()))
+            .where(hits.c.id <= upto, hits.c.conversation_id.in_(visible.scalar_subquery()))
             .order_by(hits.c.id.desc())
             .limit(limit)
         )
@@ -249,6 +255,11 @@ class PostgresStore(Store):
     def storable_text(self, text: str) -> str:
         # PostgreSQL text cannot hold NUL: it is kept as U+FFFD (one code point for one, so offsets hold).
         return text.replace("\x00", "\ufffd")
+
+
+def _then(first: Matched, more: Matched) -> Matched:
+    """What a step found, then what the next step found below it."""
+    return Matched(first.ids + more.ids, more.stopped)
 
 
 def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) -> None:

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, FromClause, and_, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, Connection, FromClause, Select, and_, delete, func, insert, or_, select
 
 from .chunks import CHUNK, FieldText, chunk_rows
 from .schema import conversations, members, messages, part_text, parts
@@ -199,47 +199,7 @@ class TextStore:
         """Chunks holding every term, newest first (id at most ``upto``), in the workspaces
         ``account_id`` belongs to, read under each conversation's owner; a search still going
         at ``deadline`` (``time.monotonic()``) stops with what it has and says where."""
-        source, chunk_id, matched = self.text_match(terms)
-        conv, parent, t = conversations.alias("c"), conversations.alias("parent"), part_text.c
-        query = (
-            select(
-                chunk_id.label("id"),
-                func.coalesce(conv.c.parent_id, conv.c.id).label("agent_id"),
-                conv.c.call_id,
-                func.coalesce(parent.c.title, conv.c.title).label("title"),
-                t.message_id,
-                messages.c.role,
-                parts.c.tool,
-                t.idx,
-                t.field,
-                t.start,
-                t.length,
-                t.owned,
-                t.shown,
-                t.text,
-            )  # fmt: skip
-            .select_from(source)
-            .join(conv, conv.c.id == t.conversation_id)
-            .join(members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id))
-            .join(
-                messages,
-                and_(
-                    messages.c.conversation_id == t.conversation_id,
-                    messages.c.id == t.message_id,
-                    messages.c.owner_id == conv.c.owner_id,
-                ),
-            )
-            .join(parts, chunk_of_part(t))
-            .outerjoin(parent, parent.c.id == conv.c.parent_id)
-            .where(*matched)
-        )
-        if workspace_id is not None:
-            query = query.where(conv.c.workspace_id == workspace_id)
-        if agent_id is not None:
-            query = query.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
-        if upto is not None:
-            query = query.where(chunk_id <= upto)
-        query = query.order_by(chunk_id.desc()).limit(limit)
+        conv = conversations.alias("c")
         visible = select(conv.c.id).join(
             members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id)
         )
@@ -249,11 +209,21 @@ class TextStore:
             visible = visible.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
         with self.read() as conn:
             first = self.matching_ids(conn, terms, visible, upto, limit, deadline)
-            if first is not None:  # found first, by the engine's best path: the joins see only these
-                if not first.ids:
-                    return Found([], first.stopped)
-                query = query.where(chunk_id.in_(first.ids))
-            self.plan_search(conn)
+            if first is None:  # the engine's one query
+                source, chunk_id, matched = self.text_match(terms)
+                query = _hit_rows(part_text.c, source, chunk_id, account_id, workspace_id, agent_id).where(*matched)
+                if upto is not None:
+                    query = query.where(chunk_id <= upto)
+                query = query.order_by(chunk_id.desc()).limit(limit)
+                self.plan_search(conn)
+            elif not first.ids:
+                return Found([], first.stopped)
+            else:  # found by the engine's own path: these rows only, their text not tested again
+                # The LIMIT keeps the chunks a subquery read first (by key), not a filter on every
+                # chunk of every part the caller may read, which is where a planner starts from.
+                chosen = select(part_text).where(part_text.c.id.in_(first.ids)).limit(len(first.ids)).subquery("t")
+                query = _hit_rows(chosen.c, chosen, chosen.c.id, account_id, workspace_id, agent_id)
+                query = query.order_by(chosen.c.id.desc())
             rows = [TextRow(**row._asdict()) for row in conn.execute(query)]
             return Found(rows, None if first is None else first.stopped)
 
@@ -306,3 +276,53 @@ def _next_size(size: int, spent: float, deadline: float | None, left: int | None
         fits = int((deadline - time.monotonic()) / (spent / size))
         grown = max(WALK_FIRST, min(grown, fits))
     return grown if left is None else max(1, min(grown, left))
+
+
+def _hit_rows(
+    t: Any,
+    source: FromClause,
+    chunk_id: ColumnElement[Any],
+    account_id: str,
+    workspace_id: str | None,
+    agent_id: str | None,
+) -> Select[Any]:
+    """What a hit needs of each chunk of ``source`` (its chunk columns ``t``), in the
+    conversations ``account_id`` may read (narrowed to a workspace or an agent with its
+    subagents), under each one's owner."""
+    conv, parent = conversations.alias("c"), conversations.alias("parent")
+    query = (
+        select(
+            chunk_id.label("id"),
+            func.coalesce(conv.c.parent_id, conv.c.id).label("agent_id"),
+            conv.c.call_id,
+            func.coalesce(parent.c.title, conv.c.title).label("title"),
+            t.message_id,
+            messages.c.role,
+            parts.c.tool,
+            t.idx,
+            t.field,
+            t.start,
+            t.length,
+            t.owned,
+            t.shown,
+            t.text,
+        )  # fmt: skip
+        .select_from(source)
+        .join(conv, conv.c.id == t.conversation_id)
+        .join(members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id))
+        .join(
+            messages,
+            and_(
+                messages.c.conversation_id == t.conversation_id,
+                messages.c.id == t.message_id,
+                messages.c.owner_id == conv.c.owner_id,
+            ),
+        )
+        .join(parts, chunk_of_part(t))
+        .outerjoin(parent, parent.c.id == conv.c.parent_id)
+    )
+    if workspace_id is not None:
+        query = query.where(conv.c.workspace_id == workspace_id)
+    if agent_id is not None:
+        query = query.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
+    return query
