@@ -177,7 +177,7 @@ def test_the_engines_syntax_is_taken_literally(http: httpx.Client, world: World)
 def test_no_query_fails(http: httpx.Client, world: World) -> None:
     for q in ENGINE_SYNTAX:
         response = search(http, world, q)
-        assert (response.status_code, response.json()) == (200, {"hits": [], "next": None}), q
+        assert (response.status_code, response.json()) == (200, {"hits": [], "next": None, "partial": False}), q
 
 
 def test_odd_unicode_never_fails(http: httpx.Client, world: World) -> None:

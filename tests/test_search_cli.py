@@ -94,3 +94,25 @@ def test_an_imported_session_is_searchable(tmp_path: Path) -> None:
     found = {h["snippet"]["text"][h["snippet"]["start"] : h["snippet"]["end"]] for h in hits}
     assert found == {"changed chat", '"Codebase'}
     assert {h["role"] for h in hits} <= {"assistant", "user"} and all(h["title"] for h in hits)
+
+
+def test_search_fills_its_page_when_the_server_side_search_runs_out_of_time(
+    cli_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A word too short for a trigram, only in the oldest of 200 messages, with no time at all
+    # per page: each page the store gives ends early; the command follows them to a full answer.
+    monkeypatch.setenv("FOLDLINE_SEARCH_SECONDS", "0")
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store, settings=Settings(db=cli_db))
+        local = ensure_local(t, cli_db)
+        agent = t.create_agent(local.account_id, local.workspace_id, "old word")["id"]
+        ids = [new_id() for _ in range(200)]
+        for n, message_id in enumerate(ids):
+            t.put_message(local.account_id, agent, message_id, user(f"{n}: {'ꙮ7' if n < 3 else 'nothing'}", message_id))
+        assert t.search(local.account_id, "ꙮ7", agent=agent)["partial"] is True
+    finally:
+        store.close()
+    page = orjson.loads(run("search", "ꙮ7", "--db", cli_db, "--json", "--agent", agent))
+    assert [h["message_id"] for h in page["hits"]] == ids[2::-1]
+    assert (page["next"], page["partial"]) == (None, False)

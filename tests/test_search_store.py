@@ -4,6 +4,7 @@ a slice reads only its chunks, and migration 2 indexes the parts a store already
 from __future__ import annotations
 
 import logging
+import math
 import re
 import uuid
 from collections.abc import Iterator
@@ -297,3 +298,88 @@ def test_a_phrase_in_every_tenth_message_pages_newest_first_without_gaps(
         if (cursor := page["next"]) is None:
             break
     assert found == [ids[n] for n in range(290, -1, -10)]
+
+
+def all_pages(transcripts: Transcripts, account: str, q: str, **options: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """Every hit's message, following ``next`` to the end, and every page (without its hits)."""
+    found: list[str] = []
+    pages: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = transcripts.search(account, q, cursor=cursor, **options)
+        found += [h["message_id"] for h in page["hits"]]
+        pages.append({k: v for k, v in page.items() if k != "hits"} | {"hits": len(page["hits"])})
+        if (cursor := page["next"]) is None:
+            return found, pages
+
+
+@pytest.mark.parametrize("word", ["q7", "needle-q7x"])
+def test_a_search_out_of_time_answers_with_what_it_has_and_goes_on_from_there(
+    transcripts: Transcripts, store: Store, me: tuple[str, str], word: str
+) -> None:
+    # The word is only in the oldest messages: the newest chunks, read first, hold none of it.
+    account = me[0]
+    agent = transcripts.create_agent(account, transcripts.create_workspace("alone", [account])["id"])["id"]
+    ids = [new_id() for _ in range(300)]
+    for n, message_id in enumerate(ids):
+        text = f"step {n}: {word} here" if n < 5 else f"step {n}: nothing to see"
+        transcripts.put_message(account, agent, message_id, user(text, message_id))
+    expected = [ids[n] for n in range(4, -1, -1)]
+    assert all_pages(transcripts, account, word, agent=agent, limit=20) == (
+        expected,
+        [{"next": None, "partial": False, "hits": 5}],
+    )
+    found, pages = all_pages(transcripts, account, word, agent=agent, limit=20, seconds=0)
+    assert found == expected  # every hit, newest first, once
+    indexed_whole = store.url.startswith("sqlite") and len(word) >= 3  # FTS5's one query is not cut short
+    if not indexed_whole:
+        assert pages[0] == {"next": pages[0]["next"], "partial": True, "hits": 0}
+        assert pages[0]["next"] and all(p["partial"] for p in pages[:-1])
+
+
+def test_postgres_walks_when_its_index_runs_out_of_time(
+    transcripts: Transcripts, store: Store, me: tuple[str, str], monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # Every trigram of the phrase is in each chunk of the newer outputs, so the index would read
+    # and check all of them; given a millisecond, it stops, and the walk finds the hits in order.
+    if not store.url.startswith("postgresql"):
+        pytest.skip("the trigram index's time share is PostgreSQL's")
+    from foldline.store import postgres
+
+    account, agent = me
+    phrase = f"let me check {uuid.uuid4().hex[:6]}"
+    old = [new_id() for _ in range(3)]
+    for message_id in old:
+        transcripts.put_message(account, agent, message_id, user(f"then {phrase}", message_id))
+    decoy = ("let me look, check it; " * 1500)[:CHUNK - 8] + "\n"
+    for _ in range(6):
+        message_id = new_id()
+        transcripts.put_message(account, agent, message_id, assistant([bash(decoy * 40)], message_id))
+    monkeypatch.setattr(postgres, "INDEX_SHARE", 0.001)
+    caplog.set_level(logging.DEBUG, logger="foldline")
+    found, pages = all_pages(transcripts, account, f'"{phrase}"', agent=agent, limit=20, seconds=math.inf)
+    assert found == old[::-1] and pages == [{"next": None, "partial": False, "hits": 3}]
+    assert "the trigram index ran out of its time" in caplog.text
+
+
+def test_postgres_gives_its_index_a_time_limit_for_that_statement_only(
+    transcripts: Transcripts, store: Store, me: tuple[str, str]
+) -> None:
+    # The rest of the search (its joins) and anything after it in the transaction run unlimited.
+    if not store.url.startswith("postgresql"):
+        pytest.skip("the trigram index's time share is PostgreSQL's")
+    from sqlalchemy import select
+
+    from foldline.store.schema import conversations
+
+    account, agent = me
+    word = "limit" + uuid.uuid4().hex[:8]
+    for n in range(200):
+        message_id = new_id()
+        transcripts.put_message(account, agent, message_id, user(f"{n}: {word if n == 0 else 'no'}", message_id))
+    with store.read() as conn:
+        before = conn.exec_driver_sql("SHOW statement_timeout").scalar_one()
+        found = store.matching_ids(conn, [word], select(conversations.c.id), None, 20, None)
+        assert found is not None and len(found.ids) == 1 and found.stopped is None  # the index answered
+        assert conn.exec_driver_sql("SHOW statement_timeout").scalar_one() == before

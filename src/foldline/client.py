@@ -209,10 +209,13 @@ class Hit(TypedDict):
 
 
 class SearchPage(TypedDict):
-    """A page of hits, newest first; ``next`` is the cursor of the following page, or ``None``."""
+    """A page of hits, newest first; ``next`` is the cursor of the following page, or ``None``;
+    ``partial`` is true when the search ran out of time before the page was full (it may hold
+    fewer hits than asked, or none, and ``next`` goes on from where it stopped)."""
 
     hits: list[Hit]
     next: str | None
+    partial: bool
 
 
 class TurnEnd(TypedDict):

@@ -29,7 +29,9 @@ from starlette.concurrency import run_in_threadpool
 from .store import EVERYONE, SOMETHING
 
 HEARTBEAT_SECONDS = 15.0
-BATCH = 200  # messages sent per look at the store
+# Messages sent per look at the store: a catch-up's first look reads few, so its first event
+# comes at once; each look after reads twice as many, up to BATCH.
+FIRST_BATCH, BATCH = 20, 200
 
 log = logging.getLogger("foldline")
 
@@ -127,7 +129,7 @@ def frame(seq: int, message: dict[str, Any]) -> bytes:
 
 
 async def stream(
-    changes: Callable[[int], Sequence[tuple[int, dict[str, Any]]]],
+    changes: Callable[[int, int], Sequence[tuple[int, dict[str, Any]]]],
     wait: Callable[[float], Awaitable[bool]],
     since: int,
     disconnected: Callable[[], Awaitable[bool]],
@@ -138,7 +140,8 @@ async def stream(
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
-    ``changes(seq)`` returns at most ``batch`` messages after ``seq``; ``allowed()`` says whether
+    ``changes(seq, n)`` returns at most ``n`` messages after ``seq`` (``n`` grows from
+    ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether
     the follower may still read the conversation (the stream ends when it may not); ``on_open``
     runs when the stream starts and ``on_close`` when it ends, however it ends.
     """
@@ -151,7 +154,7 @@ async def stream(
 
 
 async def _follow(
-    changes: Callable[[int], Sequence[tuple[int, dict[str, Any]]]],
+    changes: Callable[[int, int], Sequence[tuple[int, dict[str, Any]]]],
     wait: Callable[[float], Awaitable[bool]],
     since: int,
     disconnected: Callable[[], Awaitable[bool]],
@@ -159,15 +162,17 @@ async def _follow(
     batch: int,
 ) -> AsyncIterator[bytes]:
     opened = False
+    size = min(FIRST_BATCH, batch)
     while not await disconnected():
-        found = await run_in_threadpool(changes, since)
+        found = await run_in_threadpool(changes, since, size)
         if not opened:  # sent after the first look, so a client that sees it misses nothing later
             opened = True
             yield b"retry: 2000\n\n"
         for seq, message in found:
             since = seq
             yield frame(seq, message)
-        if len(found) >= batch:
+        if len(found) >= size:
+            size = min(size * 2, batch)
             continue  # more to catch up on: no waiting
         woken = await wait(HEARTBEAT_SECONDS)
         if not await run_in_threadpool(allowed):

@@ -453,7 +453,7 @@ def follow_events(
     token = token_of(request)
     streams.check(who)  # a 429 now; the slot itself is taken and given back by the stream
     stream = events.stream(
-        lambda seq: t.changes(conv, seq, events.BATCH),
+        lambda seq, n: t.changes(conv, seq, n),
         lambda timeout: hub.wait(conv.id, timeout),
         since if last_event_id is None else last_event_id,
         request.is_disconnected,

@@ -335,6 +335,9 @@ class SearchPage(BaseModel):
     hits: list[Hit] = Field(description="newest first")
     next: str | None = Field(
         description="pass back as cursor= for the next page; null on the last")
+    partial: bool = Field(
+        description="true when the search ran out of its time before the page was full: the page"
+        " may hold fewer hits than limit (or none) and next goes on from where it stopped")
 
 
 # -- what each route answers ----------------------------------------------------------------

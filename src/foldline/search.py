@@ -19,7 +19,7 @@ from .errors import BadRequest
 from .registry import TextTools
 from .store.chunks import OVERLAP
 from .store.terms import pattern
-from .store.text import TextRow
+from .store.text import Found, TextRow
 
 MAX_QUERY = 256  # code points; at most the chunks' overlap, so a match never outgrows a row
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
@@ -132,7 +132,7 @@ def hit(row: TextRow, start: int, end: int, tools: TextTools) -> Json:
     }
 
 
-Fetch = Callable[[int | None, int], list[TextRow]]  # (newest chunk id wanted, how many) → chunks
+Fetch = Callable[[int | None, int], Found]  # (newest chunk id wanted, how many) → chunks
 
 
 def page(
@@ -141,13 +141,16 @@ def page(
     """``limit`` hits from ``cursor`` on, and the cursor of the next one (or ``None``).
 
     Chunks are read ``limit + 1`` at a time until ``limit + 1`` hits are in hand (a chunk may
-    hold none of its own: its terms only in the overlap it shares with the next chunk).
+    hold none of its own: its terms only in the overlap it shares with the next chunk). A fetch
+    that ran out of time ends the page early: ``partial`` is true and ``next`` goes on from
+    where the search stopped (a page may then hold fewer hits than ``limit``, or none).
     """
     hits: list[tuple[Cursor, Json]] = []
     upto = cursor.chunk if cursor else None
+    stopped: int | None = None
     while len(hits) <= limit:
-        rows = fetch(upto, limit + 1)
-        for row in rows:
+        found = fetch(upto, limit + 1)
+        for row in found.rows:
             if not keep(row):
                 continue
             skip = cursor.skip if cursor and row.id == cursor.chunk else 0
@@ -155,11 +158,17 @@ def page(
             hits += [(Cursor(row.id, n), hit(row, *spans[n], tools)) for n in range(skip, len(spans))]
             if len(hits) > limit:
                 break
-        if len(rows) <= limit:
+        stopped = found.stopped
+        if stopped is not None or len(found.rows) <= limit:
             break
-        upto = rows[-1].id - 1
-    following = encode_cursor(hits[limit][0]) if len(hits) > limit else None
-    return {"hits": [h for _, h in hits[:limit]], "next": following}
+        upto = found.rows[-1].id - 1
+    if len(hits) > limit:
+        following, partial = encode_cursor(hits[limit][0]), False
+    elif stopped is not None:
+        following, partial = encode_cursor(Cursor(stopped, 0)), True
+    else:
+        following, partial = None, False
+    return {"hits": [h for _, h in hits[:limit]], "next": following, "partial": partial}
 
 
 # -- slices ------------------------------------------------------------------------------

@@ -48,6 +48,9 @@ class Settings:
     db_threads: int = field(default_factory=lambda: int(env_number("FOLDLINE_DB_THREADS", "4")))
     # How long a process trusts a token it has found, without asking again (0: ask every time).
     token_cache_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_TOKEN_CACHE_SECONDS", "5"))
+    # Seconds a page of search hits may take; past it the page ends early, partial, with a cursor
+    # that goes on from where it stopped (0: each page gives only its engine's first step).
+    search_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_SEARCH_SECONDS", "1.0"))
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
@@ -60,8 +63,8 @@ class Settings:
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
         limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
-        if self.token_cache_seconds < 0:
-            raise ValueError("FOLDLINE_TOKEN_CACHE_SECONDS must not be negative")
+        if self.token_cache_seconds < 0 or self.search_seconds < 0:
+            raise ValueError("FOLDLINE_TOKEN_CACHE_SECONDS and FOLDLINE_SEARCH_SECONDS must not be negative")
         if min(*limits, self.max_whole_reads, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):

@@ -9,6 +9,7 @@ workspace, a write needs the owner, and every other case is the same
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import secrets
 import threading
@@ -41,7 +42,7 @@ from .registry import Registry
 from .settings import Settings
 from .store import EVERYONE, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
 from .store.chunks import FieldText
-from .store.text import TextRow
+from .store.text import Found, TextRow
 from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
 
 __all__ = ["TURN_ENDED", "Transcripts"]
@@ -770,19 +771,24 @@ class Transcripts:
         agent: str | None = None,
         limit: Any = None,
         cursor: Any = None,
+        seconds: float | None = None,
     ) -> Json:
         """Hits for ``q`` in the workspaces ``account`` belongs to (or one of them, or one agent
-        with its subagents), newest first: ``{"hits", "next"}``."""
+        with its subagents), newest first: ``{"hits", "next", "partial"}``; a search still going
+        after ``seconds`` (default: the settings' ``search_seconds``; ``math.inf``: no limit)
+        answers with what it has (``partial``)."""
         terms = search.parse_query(q)
         count = search.parse_limit(limit)
         after = search.parse_cursor(cursor)
         if workspace_id is not None:
             workspace_id = self.check_member(account, workspace_id)
         agent_id = None if agent is None else self.conversation(account, agent).id
+        seconds = self.settings.search_seconds if seconds is None else seconds
+        deadline = None if math.isinf(seconds) else time.monotonic() + seconds
 
-        def fetch(upto: int | None, n: int) -> list[TextRow]:
+        def fetch(upto: int | None, n: int) -> Found:
             return self._store.search_texts(
-                account, terms, workspace_id=workspace_id, agent_id=agent_id, upto=upto, limit=n
+                account, terms, workspace_id=workspace_id, agent_id=agent_id, upto=upto, limit=n, deadline=deadline
             )
 
         def keep(row: TextRow) -> bool:  # a retired tool's parts are dropped by every read

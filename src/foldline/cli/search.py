@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 import click
 
 from ..local import ensure_local
+from ..transcripts import Transcripts
 from .common import db_option, emit, json_option, service
 
 MARK = ("[[", "]]")
@@ -46,6 +47,25 @@ def hit_text(hit: Json) -> str:
     return f"{who} · {place}\n  {text[:start]}{match}{text[end:]}\n  {panel_address(hit)}"
 
 
+def filled(
+    transcripts: Transcripts,
+    who: str,
+    query: str,
+    workspace: str | None,
+    agent: str | None,
+    limit: int,
+    cursor: str | None,
+) -> Json:
+    """A page of ``limit`` hits (fewer only at the end): pages the search ended early for time
+    (``partial``) are followed until it is full."""
+    found = transcripts.search(who, query, workspace, agent, limit, cursor)
+    hits = list(found["hits"])
+    while found["partial"] and found["next"] and len(hits) < limit:
+        found = transcripts.search(who, query, workspace, agent, limit - len(hits), found["next"])
+        hits += found["hits"]
+    return {"hits": hits, "next": found["next"], "partial": False}
+
+
 @click.command("search")
 @click.argument("query")
 @click.option("--workspace", help="Only this workspace (an id).")
@@ -66,10 +86,11 @@ def search_command(
     as_json: bool,
 ) -> None:
     """Search every transcript the account may read, cut middles included; each hit is printed
-    with its snippet (the match in [[ ]]) and its panel address."""
+    with its snippet (the match in [[ ]]) and its panel address. A page is filled even where the
+    search must read chunk after chunk (it may then take several seconds on a big store)."""
     with service(db) as transcripts:
         who = account_id or ensure_local(transcripts, db).account_id
-        found = transcripts.search(who, query, workspace, agent, limit, cursor)
+        found = filled(transcripts, who, query, workspace, agent, limit, cursor)
     lines = [hit_text(hit) for hit in found["hits"]] or ["no hits"]
     if found["next"]:
         lines.append(f"more: --cursor {found['next']}")

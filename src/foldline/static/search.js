@@ -15,6 +15,21 @@ const FIND_PAGE = 100;
 const ROLES = { user: "User", assistant: "Assistant", system: "System" };
 const FIELDS = { text: "text", output: "output", errorText: "error", input: "input" };
 
+// Hits until `want` are in hand or the search is done. The server answers within about a
+// second: a page it ended early for time (`partial`) is followed at once, and `progress` is
+// told how many hits are in hand while it goes on.
+export async function gather(params, want, { signal, progress } = {}) {
+  const hits = [];
+  let cursor = params.cursor ?? null;
+  for (;;) {
+    const answer = await search({ ...params, limit: want - hits.length, cursor }, { signal });
+    hits.push(...answer.hits);
+    cursor = answer.next;
+    if (!answer.partial || !cursor || hits.length >= want) return { hits, next: cursor };
+    if (progress) progress(hits.length);
+  }
+}
+
 function clean(text) {
   return dropControls(stripAnsi(text)).replace(/\s+/g, " ");
 }
@@ -148,7 +163,10 @@ export class SearchBox {
     this.status.textContent = more ? "Loading more…" : "Searching…";
     let answer;
     try {
-      answer = await search({ q, limit: PAGE, cursor: more ? this.next : null }, { signal: controller.signal });
+      const progress = (n) => {
+        if (generation === this.generation) this.status.textContent = `Searching… ${n} so far`;
+      };
+      answer = await gather({ q, cursor: more ? this.next : null }, PAGE, { signal: controller.signal, progress });
     } catch (error) {
       if (generation !== this.generation || error.name === "AbortError") return;
       this.status.textContent = "Search failed: " + error.message;
@@ -356,7 +374,10 @@ export class FindBar {
     const controller = new AbortController();
     this.controller = controller;
     this.count.textContent = "Searching…";
-    this.searching = search({ q, agent: this.agent, limit: FIND_PAGE }, { signal: controller.signal }).then(
+    const progress = (n) => {
+      if (generation === this.generation) this.count.textContent = `Searching… ${n} so far`;
+    };
+    this.searching = gather({ q, agent: this.agent }, FIND_PAGE, { signal: controller.signal, progress }).then(
       async (answer) => {
         if (generation !== this.generation) return;
         this.controller = null;
@@ -403,7 +424,7 @@ export class FindBar {
     let i = this.index + delta;
     if (i >= this.hits.length && this.next) {
       const generation = this.generation;
-      const answer = await search({ q: this.query, agent: this.agent, limit: FIND_PAGE, cursor: this.next }).catch((error) => {
+      const answer = await gather({ q: this.query, agent: this.agent, cursor: this.next }, FIND_PAGE).catch((error) => {
         this.note.textContent = "Could not read more matches: " + error.message;
         return null;
       });

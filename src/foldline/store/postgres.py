@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -36,6 +37,7 @@ from .base import Conversation, MessageRow, PageRead, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
+from .text import WALK_FIRST, Matched
 from .url import shown
 
 
@@ -47,9 +49,9 @@ def need_pg_trgm(url: str) -> StoreError:
 
 
 CHANNEL = "foldline_changes"
-# Newest chunks a search reads straight before it asks the trigram index: 128, then, if the
-# words were there at all (they are common), 2,048, where a phrase of common words fills its page.
-RECENT_BUDGETS = (128, 2048)
+# Seconds a search gives the trigram index at most before it walks the chunks instead; chunks
+# it reads straight before it asks the index, when the newest 128 held the words at all.
+INDEX_SHARE, WALK_COMMON = 0.25, 2048
 log = logging.getLogger("foldline")
 
 
@@ -187,43 +189,58 @@ class PostgresStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_trgm ON part_text USING gin (text gin_trgm_ops)")
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
+        return part_text, part_text.c.id, [self.holds(part_text.c.text, t) for t in terms]
+
+    def holds(self, text: Any, term: str) -> ColumnElement[Any]:
         # ILIKE with %, _ and \ escaped; the GIN index serves terms of 3 code points or more.
-        return part_text, part_text.c.id, [part_text.c.text.ilike(like_pattern(t), escape="\\") for t in terms]
+        held: ColumnElement[Any] = text.ilike(like_pattern(term), escape="\\")
+        return held
 
     def matching_ids(
-        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int
-    ) -> list[int] | None:
-        """Two paths, chosen here rather than by the planner, which cannot price the chunks'
-        TOAST: first the newest chunks of the visible conversations, read straight up to a small
-        budget (a common word fills the page there), and a larger one if the words were found
-        there at all (a phrase of common words, whose every trigram is in most chunks, fills it
-        there, where the index would have every chunk read); then, if the page is not full, the
-        trigram index alone, made to run first (a rare word: a bitmap of the few chunks that can
-        hold it), and only its matches are kept to the visible conversations and ordered."""
-        t = part_text.c
-        scope: list[ColumnElement[bool]] = [t.conversation_id.in_(visible.scalar_subquery())]
-        if upto is not None:
-            scope.append(t.id <= upto)
-        for budget in RECENT_BUDGETS:
-            recent = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(budget).cte("recent")
-            first = (
-                select(recent.c.id)
-                .where(*(recent.c.text.ilike(like_pattern(term), escape="\\") for term in terms))
-                .order_by(recent.c.id.desc())
-                .limit(limit)
-            )
-            found = list(conn.execute(first).scalars())
-            if len(found) >= limit:
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
+    ) -> Matched:
+        """Steps chosen here rather than by the planner, which cannot price the chunks' TOAST.
+        First the newest 128 chunks of the visible conversations, read straight (a common word
+        fills the page there); if the words were there at all, the newest 2,048 (a phrase of
+        common words, every trigram of which is in most chunks, fills it there). Then the trigram
+        index alone, made to run first (a rare word: a bitmap of the few chunks that can hold
+        it), its matches kept to the visible conversations and ordered, given a share of the
+        time left. If it runs out of that time, the words are in too many chunks for the index
+        to help (it would read and check each before ordering them), and the walk goes on newest
+        first until the page is full or the time is up, saying where it stopped."""
+        found = self.walk(conn, terms, visible, upto, limit, None, most=WALK_FIRST)
+        if found.ids and found.stopped is not None and len(found.ids) < limit:
+            more = self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline, most=WALK_COMMON)
+            found = _then(found, more)
+        if len(found.ids) >= limit or found.stopped is None:
+            return found
+        share = INDEX_SHARE if deadline is None else min(INDEX_SHARE, (deadline - time.monotonic()) / 2)
+        if share <= 0:  # out of time already: answer with what the newest chunks gave
+            return found
+        try:
+            with conn.begin_nested():
+                conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(share * 1000))}")
+                found.ids += self._indexed(conn, terms, visible, found.stopped, limit - len(found.ids))
+                conn.exec_driver_sql("SET LOCAL statement_timeout TO DEFAULT")  # a savepoint released keeps it
+                found.stopped = None
                 return found
-            if not found:  # rare here: the index's turn
-                break
+        except DBAPIError as exc:
+            if not isinstance(exc.orig, psycopg.errors.QueryCanceled):
+                raise
+        log.debug("search: the trigram index ran out of its time; walking the chunks newest first")
+        return _then(found, self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline))
+
+    def _indexed(self, conn: Connection, terms: Sequence[str], visible: Any, upto: int, limit: int) -> list[int]:
+        """The newest ``limit`` matching chunk ids at most ``upto``, by the trigram index alone."""
+        t = part_text.c
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-        matched = [t.text.ilike(like_pattern(term), escape="\\") for term in terms]
-        bounded = [t.id <= upto] if upto is not None else []
-        hits = select(t.id, t.conversation_id).where(*matched, *bounded).cte("hits").prefix_with("MATERIALIZED")
+        matched = [self.holds(t.text, term) for term in terms]
+        # The bound on ids stays outside: inside, it would offer the planner the primary key,
+        # whose backward walk reading every chunk it then prefers to the trigram index.
+        hits = select(t.id, t.conversation_id).where(*matched).cte("hits").prefix_with("MATERIALIZED")
         rest = (
             select(hits.c.id)
-            .where(hits.c.conversation_id.in_(visible.scalar_subquery()))
+            .where(hits.c.id <= upto, hits.c.conversation_id.in_(visible.scalar_subquery()))
             .order_by(hits.c.id.desc())
             .limit(limit)
         )
@@ -238,6 +255,11 @@ class PostgresStore(Store):
     def storable_text(self, text: str) -> str:
         # PostgreSQL text cannot hold NUL: it is kept as U+FFFD (one code point for one, so offsets hold).
         return text.replace("\x00", "\ufffd")
+
+
+def _then(first: Matched, more: Matched) -> Matched:
+    """What a step found, then what the next step found below it."""
+    return Matched(first.ids + more.ids, more.stopped)
 
 
 def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) -> None:

@@ -34,6 +34,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from .base import SOMETHING, Conversation, Store, StoredBody
 from .schema import part_text
 from .terms import contains, fts_query, indexed
+from .text import Matched
 
 log = logging.getLogger("foldline")
 
@@ -142,18 +143,29 @@ class SQLiteStore(Store):
             {"conv": conversation_id, "message": message_id},
         )
 
+    def holds(self, text: Any, term: str) -> ColumnElement[Any]:
+        return func.foldline_contains(text, term) == 1
+
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
-        # each row it lets through, and every row for a query of shorter terms only (no trigram
-        # to look up: such a query scans), is checked by the same Python test the hits use.
-        conditions: list[ColumnElement[Any]] = [func.foldline_contains(part_text.c.text, t) == 1 for t in terms]
+        # each row it lets through is checked by the same Python test the hits use.
+        conditions = [self.holds(part_text.c.text, t) for t in terms]
         long = [t for t in terms if indexed(t)]
-        if not long:
+        if not long:  # nothing to look up: ``matching_ids`` walks the chunks
             return part_text, part_text.c.id, conditions
         source = FTS.join(part_text, part_text.c.id == FTS.c.rowid)
         # The table's name, not a column, on the left: detail='none' takes no column filter.
         matched = literal_column("part_text_fts").op("MATCH")(fts_query(long))
         return source, FTS.c.rowid, [matched, *conditions]
+
+    def matching_ids(
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
+    ) -> Matched | None:
+        # FTS5 walks its index newest first and stops at the page: the one query is best. Terms
+        # all too short for a trigram have nothing to look up: the chunks are walked, in time.
+        if any(indexed(t) for t in terms):
+            return None
+        return self.walk(conn, terms, visible, upto, limit, deadline)
 
 
 BLOB_CHUNK = 1 << 20

@@ -7,12 +7,13 @@ backend can hold.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, FromClause, and_, delete, func, insert, or_, select
+from sqlalchemy import ColumnElement, Connection, FromClause, Select, and_, delete, func, insert, or_, select
 
 from .chunks import CHUNK, FieldText, chunk_rows
 from .schema import conversations, members, messages, part_text, parts
@@ -41,6 +42,28 @@ class TextRow:
     owned: int
     shown: int | None
     text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Chunks found, newest first, and, when the search ran out of time before it had them all,
+    the chunk id to go on from (chunks at most ``stopped`` are not searched yet)."""
+
+    rows: list[TextRow]
+    stopped: int | None = None
+
+
+@dataclass(slots=True)
+class Matched:
+    """Chunk ids found by an engine's own path, newest first, and where it stopped (as above)."""
+
+    ids: list[int] = field(default_factory=list)
+    stopped: int | None = None
+
+
+# A walk (chunks read newest first and each checked) reads this many first, then windows sized
+# to the time left, growing at most this many times a step, up to the largest.
+WALK_FIRST, WALK_GROWTH, WALK_MOST = 128, 8, 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,16 +106,58 @@ class TextStore:
         chunk holds every term (case-insensitive, each term taken literally)."""
         raise NotImplementedError
 
+    def holds(self, text: Any, term: str) -> ColumnElement[Any]:
+        """Whether the text column ``text`` holds ``term`` (case-insensitive, taken literally)."""
+        raise NotImplementedError
+
     def plan_search(self, conn: Connection) -> None:
         """Steer the planner of the search that ``conn``'s transaction is about to run."""
 
     def matching_ids(
-        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int
-    ) -> list[int] | None:
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
+    ) -> Matched | None:
         """The newest ``limit`` chunk ids (at most ``upto``) holding every term, among the chunks
-        of the conversations ``visible`` selects; ``None`` when the engine's one query is best
-        (SQLite's FTS5 walks its index newest first by itself)."""
+        of the conversations ``visible`` selects, found by the engine's best path by
+        ``deadline`` (``time.monotonic()``; ``None``: no limit); ``None`` when the engine's one
+        query is best (SQLite's FTS5 walks its index newest first by itself)."""
         return None
+
+    def walk(
+        self,
+        conn: Connection,
+        terms: Sequence[str],
+        visible: Any,
+        upto: int | None,
+        limit: int,
+        deadline: float | None,
+        most: int | None = None,
+    ) -> Matched:
+        """Read the visible chunks newest first (at most ``upto``, at most ``most`` of them),
+        checking each for every term, until ``limit`` are found, the chunks end, or
+        ``deadline`` passes; each step reads as many as the last step's pace says fit in the
+        time left. Costs what it reads, whatever the words: the path for words the index
+        cannot narrow (common ones, or too short to have trigrams)."""
+        t = part_text.c
+        found = Matched()
+        size, read = min(WALK_FIRST, most or WALK_FIRST), 0
+        while True:
+            scope: list[ColumnElement[bool]] = [t.conversation_id.in_(visible.scalar_subquery())]
+            if upto is not None:
+                scope.append(t.id <= upto)
+            window = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
+            held = and_(*(self.holds(window.c.text, term) for term in terms)).label("held")
+            started = time.monotonic()
+            rows = conn.execute(select(window.c.id, held).order_by(window.c.id.desc())).all()
+            found.ids += [row.id for row in rows if row.held]
+            read += len(rows)
+            if len(found.ids) >= limit or len(rows) < size:
+                found.ids = found.ids[:limit]
+                return found
+            upto = rows[-1].id - 1
+            if (deadline is not None and time.monotonic() >= deadline) or (most is not None and read >= most):
+                found.stopped = upto
+                return found
+            size = _next_size(size, time.monotonic() - started, deadline, None if most is None else most - read)
 
     def storable_text(self, text: str) -> str:
         """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
@@ -129,50 +194,12 @@ class TextStore:
         agent_id: str | None,
         upto: int | None,
         limit: int,
-    ) -> list[TextRow]:
+        deadline: float | None = None,
+    ) -> Found:
         """Chunks holding every term, newest first (id at most ``upto``), in the workspaces
-        ``account_id`` belongs to, read under each conversation's owner."""
-        source, chunk_id, matched = self.text_match(terms)
-        conv, parent, t = conversations.alias("c"), conversations.alias("parent"), part_text.c
-        query = (
-            select(
-                chunk_id.label("id"),
-                func.coalesce(conv.c.parent_id, conv.c.id).label("agent_id"),
-                conv.c.call_id,
-                func.coalesce(parent.c.title, conv.c.title).label("title"),
-                t.message_id,
-                messages.c.role,
-                parts.c.tool,
-                t.idx,
-                t.field,
-                t.start,
-                t.length,
-                t.owned,
-                t.shown,
-                t.text,
-            )  # fmt: skip
-            .select_from(source)
-            .join(conv, conv.c.id == t.conversation_id)
-            .join(members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id))
-            .join(
-                messages,
-                and_(
-                    messages.c.conversation_id == t.conversation_id,
-                    messages.c.id == t.message_id,
-                    messages.c.owner_id == conv.c.owner_id,
-                ),
-            )
-            .join(parts, chunk_of_part(t))
-            .outerjoin(parent, parent.c.id == conv.c.parent_id)
-            .where(*matched)
-        )
-        if workspace_id is not None:
-            query = query.where(conv.c.workspace_id == workspace_id)
-        if agent_id is not None:
-            query = query.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
-        if upto is not None:
-            query = query.where(chunk_id <= upto)
-        query = query.order_by(chunk_id.desc()).limit(limit)
+        ``account_id`` belongs to, read under each conversation's owner; a search still going
+        at ``deadline`` (``time.monotonic()``) stops with what it has and says where."""
+        conv = conversations.alias("c")
         visible = select(conv.c.id).join(
             members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id)
         )
@@ -181,13 +208,24 @@ class TextStore:
         if agent_id is not None:
             visible = visible.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
         with self.read() as conn:
-            ids = self.matching_ids(conn, terms, visible, upto, limit)
-            if ids is not None:  # found first, by the engine's best path: the joins see only these
-                if not ids:
-                    return []
-                query = query.where(chunk_id.in_(ids))
-            self.plan_search(conn)
-            return [TextRow(**row._asdict()) for row in conn.execute(query)]
+            first = self.matching_ids(conn, terms, visible, upto, limit, deadline)
+            if first is None:  # the engine's one query
+                source, chunk_id, matched = self.text_match(terms)
+                query = _hit_rows(part_text.c, source, chunk_id, account_id, workspace_id, agent_id).where(*matched)
+                if upto is not None:
+                    query = query.where(chunk_id <= upto)
+                query = query.order_by(chunk_id.desc()).limit(limit)
+                self.plan_search(conn)
+            elif not first.ids:
+                return Found([], first.stopped)
+            else:  # found by the engine's own path: these rows only, their text not tested again
+                # The LIMIT keeps the chunks a subquery read first (by key), not a filter on every
+                # chunk of every part the caller may read, which is where a planner starts from.
+                chosen = select(part_text).where(part_text.c.id.in_(first.ids)).limit(len(first.ids)).subquery("t")
+                query = _hit_rows(chosen.c, chosen, chosen.c.id, account_id, workspace_id, agent_id)
+                query = query.order_by(chosen.c.id.desc())
+            rows = [TextRow(**row._asdict()) for row in conn.execute(query)]
+            return Found(rows, None if first is None else first.stopped)
 
     # -- slices --------------------------------------------------------------------------
 
@@ -228,3 +266,63 @@ class TextStore:
             ).all()
         text = "".join(r.text[: r.owned] for r in rows)
         return Slice(found.tool, length, first, text)
+
+
+def _next_size(size: int, spent: float, deadline: float | None, left: int | None) -> int:
+    """A walk's next step: as many chunks as the last step's pace fits in the time left, at
+    most ``WALK_GROWTH`` times the last, ``WALK_MOST`` and the chunks ``left`` to read."""
+    grown = min(size * WALK_GROWTH, WALK_MOST)
+    if deadline is not None and spent > 0:
+        fits = int((deadline - time.monotonic()) / (spent / size))
+        grown = max(WALK_FIRST, min(grown, fits))
+    return grown if left is None else max(1, min(grown, left))
+
+
+def _hit_rows(
+    t: Any,
+    source: FromClause,
+    chunk_id: ColumnElement[Any],
+    account_id: str,
+    workspace_id: str | None,
+    agent_id: str | None,
+) -> Select[Any]:
+    """What a hit needs of each chunk of ``source`` (its chunk columns ``t``), in the
+    conversations ``account_id`` may read (narrowed to a workspace or an agent with its
+    subagents), under each one's owner."""
+    conv, parent = conversations.alias("c"), conversations.alias("parent")
+    query = (
+        select(
+            chunk_id.label("id"),
+            func.coalesce(conv.c.parent_id, conv.c.id).label("agent_id"),
+            conv.c.call_id,
+            func.coalesce(parent.c.title, conv.c.title).label("title"),
+            t.message_id,
+            messages.c.role,
+            parts.c.tool,
+            t.idx,
+            t.field,
+            t.start,
+            t.length,
+            t.owned,
+            t.shown,
+            t.text,
+        )  # fmt: skip
+        .select_from(source)
+        .join(conv, conv.c.id == t.conversation_id)
+        .join(members, and_(members.c.workspace_id == conv.c.workspace_id, members.c.account_id == account_id))
+        .join(
+            messages,
+            and_(
+                messages.c.conversation_id == t.conversation_id,
+                messages.c.id == t.message_id,
+                messages.c.owner_id == conv.c.owner_id,
+            ),
+        )
+        .join(parts, chunk_of_part(t))
+        .outerjoin(parent, parent.c.id == conv.c.parent_id)
+    )
+    if workspace_id is not None:
+        query = query.where(conv.c.workspace_id == workspace_id)
+    if agent_id is not None:
+        query = query.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
+    return query
