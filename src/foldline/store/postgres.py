@@ -37,7 +37,7 @@ from .base import Conversation, MessageRow, PageRead, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
-from .text import WALK_FIRST, Matched
+from .text import Matched
 from .url import shown
 
 
@@ -49,9 +49,9 @@ def need_pg_trgm(url: str) -> StoreError:
 
 
 CHANNEL = "foldline_changes"
-# Seconds a search gives the trigram index at most before it walks the chunks instead; chunks
-# it reads straight before it asks the index, when the newest 128 held the words at all.
-INDEX_SHARE, WALK_COMMON = 0.25, 2048
+# Chunks a search reads straight first (a common word fills its page there); more it reads
+# straight when those held the words at all; seconds it then gives the trigram index at most.
+NEWEST, WALK_COMMON, INDEX_SHARE = 32, 2048, 0.25
 log = logging.getLogger("foldline")
 
 
@@ -200,15 +200,15 @@ class PostgresStore(Store):
         self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
     ) -> Matched:
         """Steps chosen here rather than by the planner, which cannot price the chunks' TOAST.
-        First the newest 128 chunks of the visible conversations, read straight (a common word
-        fills the page there); if the words were there at all, the newest 2,048 (a phrase of
+        First the newest 32 chunks of the visible conversations, read straight (a common word
+        fills the page there); if the words were there at all, the next 2,048 (a phrase of
         common words, every trigram of which is in most chunks, fills it there). Then the trigram
         index alone, made to run first (a rare word: a bitmap of the few chunks that can hold
         it), its matches kept to the visible conversations and ordered, given a share of the
         time left. If it runs out of that time, the words are in too many chunks for the index
         to help (it would read and check each before ordering them), and the walk goes on newest
         first until the page is full or the time is up, saying where it stopped."""
-        found = self.walk(conn, terms, visible, upto, limit, None, most=WALK_FIRST)
+        found = self.walk(conn, terms, visible, upto, limit, None, most=NEWEST)
         if found.ids and found.stopped is not None and len(found.ids) < limit:
             more = self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline, most=WALK_COMMON)
             found = _then(found, more)
