@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import re
 import shutil
 import socket
 import statistics
@@ -216,6 +217,22 @@ def whole_density(page: Any) -> list[int]:
     return [int(n) for n in page.evaluate(DENSITY)]
 
 
+FIRST_VIEW = re.compile(rb'<script type="application/json" id="first-view">(.*?)</script>', re.S)
+
+
+def transcript_data(request: Request) -> int | None:
+    """The decoded bytes of transcript data a request brought: an ``/api`` answer whole, or the
+    first view the shell holds (the shell is then counted as transcript data, its HTML with it);
+    ``None`` for anything else."""
+    response = request.response()
+    if "/api/" in request.url:
+        return len(response.body()) if response else 0
+    if request.resource_type == "document" and response is not None:
+        held = FIRST_VIEW.search(response.body())
+        return len(held.group(1)) if held else None
+    return None
+
+
 def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, float]:
     context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
     context.add_cookies([{"name": "foldline_token", "value": token, "url": base}])
@@ -235,13 +252,12 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
         size = request.sizes()
         got = size["responseBodySize"] + size["responseHeadersSize"]
         total += got
-        if "/api/" in request.url:
+        decoded = transcript_data(request)
+        if decoded is not None:
             api += got
-            response = request.response()
-            decoded = len(response.body()) if response else 0
             json += decoded
             if VERBOSE:
-                print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
+                print(f"  {got:>8} {decoded:>8} {request.url.split('/', 3)[-1][:90]}")
     density, capacity = whole_density(page)  # after the sizes: it reads every older page
     context.close()
     return {"api": api, "json": json, "total": total, "ms": drawn, "lcp": lcp, "tools": density, "capacity": capacity}

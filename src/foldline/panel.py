@@ -23,6 +23,7 @@ import functools
 import gzip
 import hashlib
 import html
+import logging
 import os
 import uuid
 from dataclasses import dataclass
@@ -32,20 +33,25 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .errors import Unauthorized
-from .routes import TOKEN_COOKIE
+from .bundle import BundleError, bundle
+from .errors import FoldlineError, Unauthorized
+from .routes import TOKEN_COOKIE, in_pool
 from .transcripts import Transcripts
 
 STATIC = Path(str(resources.files("foldline") / "static"))
-APP_SCRIPT = '<script type="module" src="/static/app.js"></script>'
+STATIC_ROUTE = "/static/"
+BUNDLE_ROUTE = STATIC_ROUTE + "bundle.js"
+FIRST_VIEW_PLACE = "</body>"  # a transcript's first view goes in the shell just before it
 FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
 COOKIE_SECONDS = 30 * 24 * 3600
+log = logging.getLogger("foldline")
 MAX_FORM = 4096
 
 # Defence in depth: nothing inline runs, nothing is fetched from elsewhere.
@@ -114,18 +120,57 @@ class Asset:
     @classmethod
     def read(cls, path: Path) -> Asset:
         stat = path.stat()
-        body = path.read_bytes()
+        return cls.of(path.read_bytes(), ASSET_TYPES[path.suffix], stat.st_mtime, (stat.st_mtime_ns, stat.st_size))
+
+    @classmethod
+    def of(cls, body: bytes, kind: bytes, mtime: float, stamp: tuple[int, int]) -> Asset:
         packed = gzip.compress(body, compresslevel=9, mtime=0) if len(body) >= GZIP_MIN else None
         etag = b'"' + hashlib.blake2b(body, digest_size=16).hexdigest().encode() + b'"'
         headers = [
-            (b"content-type", ASSET_TYPES[path.suffix]),
+            (b"content-type", kind),
             (b"etag", etag),
-            (b"last-modified", formatdate(stat.st_mtime, usegmt=True).encode()),
+            (b"last-modified", formatdate(mtime, usegmt=True).encode()),
             (b"cache-control", b"no-cache"),  # kept, but asked again each time: a new version is seen at once
             (b"vary", b"Accept-Encoding"),
         ]
-        return cls((stat.st_mtime_ns, stat.st_size), body, packed if packed and len(packed) < len(body) else None,
-                   headers, etag)  # fmt: skip
+        return cls(stamp, body, packed if packed and len(packed) < len(body) else None, headers, etag)
+
+
+class Bundle:
+    """``/static/bundle.js``: ``app.js`` and every module it imports as one script
+    (:mod:`foldline.bundle`), joined when first asked for and again when one of them changes.
+
+    A module the bundler cannot take leaves a one-line script that imports ``app.js`` itself
+    (the modules load one by one, as they are), and a warning in the log.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.names: list[str] = []
+        self.built: tuple[tuple[int, int], ...] | None = None
+        self.asset: Asset | None = None
+
+    def stamps(self) -> tuple[tuple[int, int], ...] | None:
+        try:
+            return tuple((s.st_mtime_ns, s.st_size) for s in (os.stat(self.directory / n) for n in self.names))
+        except OSError:
+            return None
+
+    def current(self) -> Asset:
+        stamps = self.stamps()
+        if self.asset is None or stamps is None or stamps != self.built:
+            self.asset = self.build()
+        return self.asset
+
+    def build(self) -> Asset:
+        try:
+            text, self.names = bundle(self.directory)
+        except (BundleError, OSError) as error:
+            log.warning("the panel's modules load one by one: %s", error)
+            text, self.names = f'import "{STATIC_ROUTE}app.js";\n', ["app.js"]
+        self.built = self.stamps()
+        newest = max((ns for ns, _ in self.built or ()), default=0)
+        return Asset.of(text.encode(), ASSET_TYPES[".js"], newest / 1e9, (newest, len(text)))
 
 
 class Assets:
@@ -145,8 +190,11 @@ class Assets:
             if p.suffix in ASSET_TYPES and p.is_file()
         }
         self.cache: dict[str, Asset] = {}
+        self.bundle = Bundle(directory)
 
     def asset(self, route: str) -> Asset | None:
+        if route == BUNDLE_ROUTE:
+            return self.bundle.current()
         path = self.paths.get(route)
         if path is None:
             return None
@@ -255,58 +303,76 @@ def _here(request: Request) -> str:
     return request.url.path + ("?" + urlencode(kept) if kept else "")
 
 
-def modules() -> list[str]:
-    """The panel's modules (what ``app.js`` imports, at any depth): the biggest first."""
-    found = [p for p in STATIC.rglob("*.js") if p.name != "signin.js"]
-    return [p.relative_to(STATIC).as_posix() for p in sorted(found, key=lambda p: (-p.stat().st_size, p.name))]
-
-
 @functools.cache
 def _shell() -> tuple[str, str]:
-    """The shell's HTML around the place for the reads' preloads, with every module preloaded.
-
-    The reads come after the modules: the modules are needed first (the reads' answers wait for
-    them to run), and asked for after them the reads no longer hold up the scripts (the first
-    view came about 80 ms sooner).
-    """
+    """The shell's HTML before and after the place for a transcript's first view."""
     page = (STATIC / "index.html").read_text(encoding="utf-8")
-    head, rest = page.split(APP_SCRIPT, 1)
-    preloads = "".join(f'<link rel="modulepreload" href="/static/{name}">\n' for name in modules())
-    return head + preloads, APP_SCRIPT + rest
+    head, rest = page.split(FIRST_VIEW_PLACE, 1)
+    return head, FIRST_VIEW_PLACE + rest
 
 
-def shell_page(agent: str | None) -> bytes:
-    """The app shell; for a transcript, the agent's and its newest page's reads start with it.
+def first_view(t: Transcripts, account: str, agent: str) -> bytes | None:
+    """What a transcript's first view draws, as the API would answer ``account``: the agent and
+    its newest page (``{"agent": …, "page": …}``), or ``None`` when it may not read it (the panel
+    then asks the API, which says why).
 
-    ``crossorigin="anonymous"`` is the credentials mode of the panel's own same-origin ``fetch``
-    (the cookie is sent), which a preload must share to be used. An agent id that is not a UUID
-    gets no preload (the panel shows the not-found).
+    It goes in the shell as ``<script type="application/json">``, which runs nothing and ends only
+    at ``</script``: every ``<`` is written ``\\u003c`` (the same string to ``JSON.parse``).
     """
-    head, rest = _shell()
-    reads = ""
     try:
-        canonical = agent is not None and str(uuid.UUID(agent)) == agent  # as the panel will ask for it
+        info = orjson.dumps(t.agent(account, agent))
+        page = t.page_json(account, agent, cut=True, limit=FIRST_PAGE)
+    except FoldlineError:
+        return None
+    return (b'{"agent":' + info + b',"page":' + page + b"}").replace(b"<", b"\\u003c")
+
+
+def shell_page(data: bytes | None = None) -> bytes:
+    """The app shell; for a transcript, its first view's data in it (:func:`first_view`)."""
+    head, rest = _shell()
+    if data is None:
+        return (head + rest).encode()
+    return head.encode() + b'<script type="application/json" id="first-view">' + data + b"</script>\n" + rest.encode()
+
+
+def _canonical(agent: str | None) -> str | None:
+    """The agent's id if it is written as the panel asks for it (a lower-case UUID), else ``None``."""
+    try:
+        return agent if agent is not None and str(uuid.UUID(agent)) == agent else None
     except ValueError:
-        canonical = False
-    if canonical:
-        base = f"/api/agents/{agent}"
-        for href in (f"{base}/messages?parts=cut&amp;limit={FIRST_PAGE}", base):
-            reads += f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{href}">\n'
-    return (head + reads + rest).encode()
+        return None
+
+
+async def _account(request: Request) -> str | None:
+    """The account the request's cookie signs in as (the API's readers take the same cookie)."""
+    t = _transcripts(request)
+    token = request.cookies.get(TOKEN_COOKIE)
+    account = t.cached_account(token)
+    if account is not None:
+        return account
+    try:
+        return await in_pool(request, t.authenticate, token)
+    except Unauthorized:
+        return None
 
 
 async def shell(request: Request) -> Response:
-    """The app shell for ``/`` and ``/agents/{agent}``.
+    """The app shell for ``/`` and ``/agents/{agent}``; a transcript's holds its first view.
 
+    The shell is sent only to a request whose cookie the API would take (else the sign-in page),
+    and what it holds is what the API would answer that cookie, read in the same pool of threads.
     An old-style link with ``?token=`` is sent on to the sign-in page with the token moved
     after ``#`` (the ``Location`` header is not logged; the access log redacts the first request).
     """
     token = request.query_params.get("token")
     if token is not None:
         return _redirect("/signin?next=" + quote(_here(request), safe="") + "#token=" + quote(token, safe=""))
-    if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
+    account = await _account(request)
+    if account is None:
         return _redirect("/signin?next=" + quote(_here(request), safe=""))
-    return _page(shell_page(request.path_params.get("agent")))
+    agent = _canonical(request.path_params.get("agent"))
+    data = None if agent is None else await in_pool(request, first_view, _transcripts(request), account, agent)
+    return _page(shell_page(data))
 
 
 async def signin(request: Request) -> Response:

@@ -269,13 +269,35 @@ async function show(target, { focus = false } = {}) {
   }
 }
 
-async function transcriptView(agent, target) {
-  // The agent and its newest page are read at once (the shell preloads both): no waterfall.
+// The first view the shell holds for the agent it was opened on (panel.py's first_view), taken
+// once: a later visit to the same agent reads the API, as any other.
+function shellFirstView(agent) {
+  const node = document.getElementById("first-view");
+  if (!node) return null;
+  node.remove();
+  try {
+    const data = JSON.parse(node.textContent);
+    return data && data.agent && data.agent.id === agent && data.page ? data : null;
+  } catch {
+    return null;
+  }
+}
+
+// The agent and its newest page: from the shell, else both read at once (no waterfall).
+function firstReads(agent) {
+  const held = shellFirstView(agent);
+  if (held) return { first: Promise.resolve(held.page), info: Promise.resolve(held.agent) };
   const first = page(conversationPath(agent), { limit: PAGE });
   first.catch(() => {}); // an agent not found answers through its own read below
+  return { first, info: agentInfo(agent) };
+}
+
+async function transcriptView(agent, target) {
+  const reads = firstReads(agent);
+  const first = reads.first;
   let info;
   try {
-    info = await agentInfo(agent);
+    info = await reads.info;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       main.replaceChildren(el("p", "notice", "This agent was not found, or you are not in its workspace."));
