@@ -26,6 +26,8 @@ import html
 import logging
 import os
 import uuid
+import zlib
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from email.utils import formatdate
 from importlib import resources
@@ -35,7 +37,7 @@ from urllib.parse import parse_qs, quote, urlencode
 
 import orjson
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -330,9 +332,47 @@ def first_view(t: Transcripts, account: str, agent: str) -> bytes | None:
 def shell_page(data: bytes | None = None) -> bytes:
     """The app shell; for a transcript, its first view's data in it (:func:`first_view`)."""
     head, rest = _shell()
+    return head.encode() + held(data) + rest.encode()
+
+
+def held(data: bytes | None) -> bytes:
+    """The first view as the shell holds it: a data block (it runs nothing), or nothing."""
     if data is None:
-        return (head + rest).encode()
-    return head.encode() + b'<script type="application/json" id="first-view">' + data + b"</script>\n" + rest.encode()
+        return b""
+    return b'<script type="application/json" id="first-view">' + data + b"</script>\n"
+
+
+class Packer:
+    """Compress a page sent in pieces: each piece goes out whole (a sync flush), so the browser
+    reads the head, and asks for the scripts it names, before the rest is written."""
+
+    def __init__(self, gzipped: bool) -> None:
+        self.zip = zlib.compressobj(6, zlib.DEFLATED, 31) if gzipped else None  # 31: the gzip format
+
+    def __call__(self, piece: bytes, last: bool = False) -> bytes:
+        if self.zip is None:
+            return piece
+        return self.zip.compress(piece) + self.zip.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
+
+
+def streamed_shell(request: Request, account: str, agent: str) -> Response:
+    """A transcript's shell, sent in two pieces: the head at once (the browser starts on the
+    script and the stylesheet), then the first view, read meanwhile in the database's pool."""
+    gzipped = "gzip" in request.headers.get("accept-encoding", "")
+    pack = Packer(gzipped)
+    head, rest = _shell()
+
+    async def pieces() -> AsyncIterator[bytes]:
+        yield pack(head.encode())
+        try:
+            data = await in_pool(request, first_view, _transcripts(request), account, agent)
+        except Exception:  # the page still works: the panel reads the API, which tells what failed
+            log.exception("a transcript's first view could not be read for its shell")
+            data = None
+        yield pack(held(data) + rest.encode(), last=True)
+
+    headers = {**PAGE_HEADERS, **({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if gzipped else {})}
+    return StreamingResponse(pieces(), media_type="text/html; charset=utf-8", headers=headers)
 
 
 def _canonical(agent: str | None) -> str | None:
@@ -371,8 +411,7 @@ async def shell(request: Request) -> Response:
     if account is None:
         return _redirect("/signin?next=" + quote(_here(request), safe=""))
     agent = _canonical(request.path_params.get("agent"))
-    data = None if agent is None else await in_pool(request, first_view, _transcripts(request), account, agent)
-    return _page(shell_page(data))
+    return _page(shell_page()) if agent is None else streamed_shell(request, account, agent)
 
 
 async def signin(request: Request) -> Response:
