@@ -9,64 +9,33 @@ server, so no access log, proxy or ``Referer`` sees it. The sign-in page's scrip
 the form and posts it; when the browser is already signed in, it asks first, so a link from
 another site cannot silently swap a person's session. Signing in and out are same-site POSTs.
 
-The shell loads fast: it names every module with ``<link rel="modulepreload">``, so the browser
-fetches them all at once instead of finding each import only after its importer arrived, and a
-transcript's shell names the reads its first view needs (the agent and the newest page) with
-``<link rel="preload" as="fetch">``, so they run while the modules load; the panel's own
-``fetch`` of the same address is answered from them. The scripts and the stylesheet are answered
-from memory, compressed once (:class:`Assets`), before the app's routing and middleware.
+The shell loads fast. A transcript's shell (:mod:`foldline.shell`) holds all its first view
+needs: the stylesheet and the panel's modules joined into one script (:mod:`foldline.bundle`),
+allowed by their hashes in its Content-Security-Policy, then the agent and its newest page as
+the API would answer the same cookie; its head is sent before the first view is read. The agents
+list's shell loads the same script and stylesheet by address, answered from memory (:class:`Assets`).
 """
 
 from __future__ import annotations
 
-import functools
-import gzip
-import hashlib
 import html
-import logging
-import os
 import uuid
-import zlib
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
-from email.utils import formatdate
-from importlib import resources
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
-import orjson
 from fastapi import FastAPI, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
 
-from .bundle import BundleError, bundle
-from .errors import FoldlineError, Unauthorized
+from .assets import STATIC, Assets, Bundle
+from .errors import Unauthorized
 from .routes import TOKEN_COOKIE, in_pool
+from .shell import FIRST_PAGE, PAGE_HEADERS, shell_page, transcript_shell
 from .transcripts import Transcripts
 
-STATIC = Path(str(resources.files("foldline") / "static"))
-STATIC_ROUTE = "/static/"
-BUNDLE_ROUTE = STATIC_ROUTE + "bundle.js"
-FIRST_VIEW_PLACE = "</body>"  # a transcript's first view goes in the shell just before it
-FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
 COOKIE_SECONDS = 30 * 24 * 3600
-log = logging.getLogger("foldline")
 MAX_FORM = 4096
-
-# Defence in depth: nothing inline runs, nothing is fetched from elsewhere.
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-PAGE_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
+__all__ = ["FIRST_PAGE", "STATIC", "Assets", "Bundle", "mount"]
 
 SIGNIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -103,132 +72,6 @@ SIGNOUT = """<!doctype html>
 <p class="hint"><a href="/">Back to the panel</a></p>
 </main></body></html>
 """
-
-
-ASSET_TYPES = {".js": b"text/javascript; charset=utf-8", ".css": b"text/css; charset=utf-8"}
-GZIP_MIN = 1024  # as the app's own gzip: smaller bodies are sent as they are
-
-
-@dataclass(frozen=True)
-class Asset:
-    """One static file as sent: its bytes, gzipped once, and the headers a cache needs."""
-
-    stamp: tuple[int, int]  # the file's (mtime_ns, size) when read
-    body: bytes
-    gzipped: bytes | None
-    headers: list[tuple[bytes, bytes]]
-    etag: bytes
-
-    @classmethod
-    def read(cls, path: Path) -> Asset:
-        stat = path.stat()
-        return cls.of(path.read_bytes(), ASSET_TYPES[path.suffix], stat.st_mtime, (stat.st_mtime_ns, stat.st_size))
-
-    @classmethod
-    def of(cls, body: bytes, kind: bytes, mtime: float, stamp: tuple[int, int]) -> Asset:
-        packed = gzip.compress(body, compresslevel=9, mtime=0) if len(body) >= GZIP_MIN else None
-        etag = b'"' + hashlib.blake2b(body, digest_size=16).hexdigest().encode() + b'"'
-        headers = [
-            (b"content-type", kind),
-            (b"etag", etag),
-            (b"last-modified", formatdate(mtime, usegmt=True).encode()),
-            (b"cache-control", b"no-cache"),  # kept, but asked again each time: a new version is seen at once
-            (b"vary", b"Accept-Encoding"),
-        ]
-        return cls(stamp, body, packed if packed and len(packed) < len(body) else None, headers, etag)
-
-
-class Bundle:
-    """``/static/bundle.js``: ``app.js`` and every module it imports as one script
-    (:mod:`foldline.bundle`), joined when first asked for and again when one of them changes.
-
-    A module the bundler cannot take leaves a one-line script that imports ``app.js`` itself
-    (the modules load one by one, as they are), and a warning in the log.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-        self.names: list[str] = []
-        self.built: tuple[tuple[int, int], ...] | None = None
-        self.asset: Asset | None = None
-
-    def stamps(self) -> tuple[tuple[int, int], ...] | None:
-        try:
-            return tuple((s.st_mtime_ns, s.st_size) for s in (os.stat(self.directory / n) for n in self.names))
-        except OSError:
-            return None
-
-    def current(self) -> Asset:
-        stamps = self.stamps()
-        if self.asset is None or stamps is None or stamps != self.built:
-            self.asset = self.build()
-        return self.asset
-
-    def build(self) -> Asset:
-        try:
-            text, self.names = bundle(self.directory)
-        except (BundleError, OSError) as error:
-            log.warning("the panel's modules load one by one: %s", error)
-            text, self.names = f'import "{STATIC_ROUTE}app.js";\n', ["app.js"]
-        self.built = self.stamps()
-        newest = max((ns for ns, _ in self.built or ()), default=0)
-        return Asset.of(text.encode(), ASSET_TYPES[".js"], newest / 1e9, (newest, len(text)))
-
-
-class Assets:
-    """ASGI middleware: ``GET /static/…`` of the panel's scripts and stylesheet, from memory.
-
-    A first view loads thirteen scripts and the stylesheet at once; through Starlette's
-    ``StaticFiles``, the routing and the app's gzip each took milliseconds of the one event loop.
-    Here a file is read (and gzipped at level 9) once, and again only when its modification
-    time or size changes; ``If-None-Match`` gets a 304. Any other path goes on to the app.
-    """
-
-    def __init__(self, app: ASGIApp, directory: Path = STATIC) -> None:
-        self.app = app
-        self.paths = {
-            f"/static/{p.relative_to(directory).as_posix()}": p
-            for p in directory.rglob("*")
-            if p.suffix in ASSET_TYPES and p.is_file()
-        }
-        self.cache: dict[str, Asset] = {}
-        self.bundle = Bundle(directory)
-
-    def asset(self, route: str) -> Asset | None:
-        if route == BUNDLE_ROUTE:
-            return self.bundle.current()
-        path = self.paths.get(route)
-        if path is None:
-            return None
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None
-        found = self.cache.get(route)
-        if found is None or found.stamp != (stat.st_mtime_ns, stat.st_size):
-            found = self.cache[route] = Asset.read(path)
-        return found
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        asset = None
-        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
-            asset = self.asset(scope["path"])
-        if asset is None:
-            await self.app(scope, receive, send)
-            return
-        asked = Headers(scope=scope)
-        if asked.get("if-none-match") == asset.etag.decode():
-            headers = [(k, v) for k, v in asset.headers if k in (b"etag", b"cache-control", b"vary")]
-            await send({"type": "http.response.start", "status": 304, "headers": headers})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        body, headers = asset.body, list(asset.headers)
-        if asset.gzipped is not None and "gzip" in asked.get("accept-encoding", ""):
-            body = asset.gzipped
-            headers.append((b"content-encoding", b"gzip"))
-        headers.append((b"content-length", b"%d" % len(body)))
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
 def _transcripts(request: Request) -> Transcripts:
@@ -305,76 +148,6 @@ def _here(request: Request) -> str:
     return request.url.path + ("?" + urlencode(kept) if kept else "")
 
 
-@functools.cache
-def _shell() -> tuple[str, str]:
-    """The shell's HTML before and after the place for a transcript's first view."""
-    page = (STATIC / "index.html").read_text(encoding="utf-8")
-    head, rest = page.split(FIRST_VIEW_PLACE, 1)
-    return head, FIRST_VIEW_PLACE + rest
-
-
-def first_view(t: Transcripts, account: str, agent: str) -> bytes | None:
-    """What a transcript's first view draws, as the API would answer ``account``: the agent and
-    its newest page (``{"agent": …, "page": …}``), or ``None`` when it may not read it (the panel
-    then asks the API, which says why).
-
-    It goes in the shell as ``<script type="application/json">``, which runs nothing and ends only
-    at ``</script``: every ``<`` is written ``\\u003c`` (the same string to ``JSON.parse``).
-    """
-    try:
-        info = orjson.dumps(t.agent(account, agent))
-        page = t.page_json(account, agent, cut=True, limit=FIRST_PAGE)
-    except FoldlineError:
-        return None
-    return (b'{"agent":' + info + b',"page":' + page + b"}").replace(b"<", b"\\u003c")
-
-
-def shell_page(data: bytes | None = None) -> bytes:
-    """The app shell; for a transcript, its first view's data in it (:func:`first_view`)."""
-    head, rest = _shell()
-    return head.encode() + held(data) + rest.encode()
-
-
-def held(data: bytes | None) -> bytes:
-    """The first view as the shell holds it: a data block (it runs nothing), or nothing."""
-    if data is None:
-        return b""
-    return b'<script type="application/json" id="first-view">' + data + b"</script>\n"
-
-
-class Packer:
-    """Compress a page sent in pieces: each piece goes out whole (a sync flush), so the browser
-    reads the head, and asks for the scripts it names, before the rest is written."""
-
-    def __init__(self, gzipped: bool) -> None:
-        self.zip = zlib.compressobj(6, zlib.DEFLATED, 31) if gzipped else None  # 31: the gzip format
-
-    def __call__(self, piece: bytes, last: bool = False) -> bytes:
-        if self.zip is None:
-            return piece
-        return self.zip.compress(piece) + self.zip.flush(zlib.Z_FINISH if last else zlib.Z_SYNC_FLUSH)
-
-
-def streamed_shell(request: Request, account: str, agent: str) -> Response:
-    """A transcript's shell, sent in two pieces: the head at once (the browser starts on the
-    script and the stylesheet), then the first view, read meanwhile in the database's pool."""
-    gzipped = "gzip" in request.headers.get("accept-encoding", "")
-    pack = Packer(gzipped)
-    head, rest = _shell()
-
-    async def pieces() -> AsyncIterator[bytes]:
-        yield pack(head.encode())
-        try:
-            data = await in_pool(request, first_view, _transcripts(request), account, agent)
-        except Exception:  # the page still works: the panel reads the API, which tells what failed
-            log.exception("a transcript's first view could not be read for its shell")
-            data = None
-        yield pack(held(data) + rest.encode(), last=True)
-
-    headers = {**PAGE_HEADERS, **({"Content-Encoding": "gzip", "Vary": "Accept-Encoding"} if gzipped else {})}
-    return StreamingResponse(pieces(), media_type="text/html; charset=utf-8", headers=headers)
-
-
 def _canonical(agent: str | None) -> str | None:
     """The agent's id if it is written as the panel asks for it (a lower-case UUID), else ``None``."""
     try:
@@ -411,7 +184,7 @@ async def shell(request: Request) -> Response:
     if account is None:
         return _redirect("/signin?next=" + quote(_here(request), safe=""))
     agent = _canonical(request.path_params.get("agent"))
-    return _page(shell_page()) if agent is None else streamed_shell(request, account, agent)
+    return _page(shell_page()) if agent is None else transcript_shell(request, account, agent)
 
 
 async def signin(request: Request) -> Response:

@@ -1,6 +1,6 @@
-"""How a transcript's first view loads: one script (the modules joined at startup), the agent and
-its newest page held in the shell, scripts from memory, and the closed folds' bodies built right
-after the view is on screen."""
+"""How a transcript's first view loads: one response, the shell, holding the stylesheet, one
+script (the modules joined at startup) and the agent and its newest page; scripts from memory
+for the agents list; the closed folds' bodies built right after the view is on screen."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from foldline.panel import FIRST_PAGE, STATIC, Assets
+from foldline.shell import source_hash
 
 from .conftest import Panel
 from .test_panel import open_agent
@@ -48,8 +49,15 @@ def test_the_shell_loads_one_script_and_holds_a_transcripts_first_view(panel: Pa
     agent = panel.agent("held </script><!-- <b>")
     panel.put(agent, "user", [{"type": "text", "text": "</script><script>alert(1)</script> <!-- x"}])
     with httpx.Client(base_url=panel.url, cookies={"foldline_token": panel.token}) as http:
-        page = http.get(f"/agents/{agent}").text
-        assert '<script type="module" src="/static/bundle.js"></script>' in page and "modulepreload" not in page
+        r = http.get(f"/agents/{agent}")
+        page, csp = r.text, r.headers["content-security-policy"]
+        # the script and the stylesheet are in it, each allowed by its hash, nothing else inline
+        script = re.search(r'<script type="module">(.*?)</script>', page, re.S)
+        style = re.search(r"<style>(.*?)</style>", page, re.S)
+        assert script and style and "/static/" not in page.split("</head>")[0]
+        assert script.group(1).count("// module: ") == len(imported("app.js")) + 1
+        assert f"script-src 'self' {source_hash(script.group(1))};" in csp and "unsafe-inline" not in csp
+        assert f"style-src 'self' {source_hash(style.group(1))};" in csp
         data = held(page)
         assert data is not None and data["agent"] == http.get(f"/api/agents/{agent}").json()
         assert data["page"] == http.get(f"/api/agents/{agent}/messages?parts=cut&limit={FIRST_PAGE}").json()
@@ -58,6 +66,7 @@ def test_the_shell_loads_one_script_and_holds_a_transcripts_first_view(panel: Pa
         # the agents list, an address the panel would not ask as written, an agent not found: none
         for path in ["/", f"/agents/{agent.upper()}", "/agents/not-an-id", f"/agents/{uuid.uuid4()}"]:
             assert held(http.get(path).text) is None, path
+        assert '<script type="module" src="/static/bundle.js"></script>' in http.get("/").text  # by address
     with httpx.Client(base_url=panel.url) as http:  # signed out: the sign-in page, nothing of the agent
         r = http.get(f"/agents/{agent}", follow_redirects=False)
         assert r.status_code == 303 and "first-view" not in r.text
@@ -85,7 +94,7 @@ def test_a_transcript_opens_without_reading_the_api_and_its_closed_folds_are_who
     base = f"/api/agents/{agent}"
     # the shell held the agent and its newest page: neither was read from the API
     assert f"{base}/messages?parts=cut&limit={FIRST_PAGE}" not in asked and base not in asked
-    assert {a for a in asked if a.startswith("/static/")} == {"/static/panel.css", "/static/bundle.js"}
+    assert [a for a in asked if a.startswith("/static/")] == []  # one request: the shell
     assert "Fix it. </script><b>not bold</b>" in signed_in.locator(".msg.role-user").first.text_content()
     # closed, and whole: find-in-page finds what they hold
     body = "details.{} > .fold-body"
