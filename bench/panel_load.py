@@ -6,14 +6,15 @@ It imports the largest Claude Code session kept in ``tests/data/transcripts/`` i
 SQLite store (or, without the importers, writes a transcript of the same size through the
 API), adds a synthetic transcript ten times bigger written through the API, serves them with
 the real app under uvicorn, and opens each one's address in a fresh browser context per run.
-It prints, as medians: the bytes of transcript data (``/api`` responses) on the wire (the app
-gzips JSON) and decoded, all bytes the page loaded, and the time from navigation until the
-newest page is drawn (the panel's ``foldline:newest-page`` performance mark), and the density:
-the most tool calls visible at once in a 1400×900 window anywhere in the transcript, once every
-page is loaded (tool rows whose summary row fits wholly in one screen below the sticky top and
-find bars), whole and in the outline (the toolbar's Outline: every answer a one-line fold), and
-how many tool rows one screen holds (its height over the median distance between one tool row
-and the next): the first is bounded by the session's own shape (prose between runs of calls).
+It prints, as medians: the bytes of transcript data (``/api`` responses, and the first view a
+transcript's shell holds) on the wire (the app gzips JSON) and decoded, all bytes the page
+loaded, and the time from navigation until the newest page is drawn (the panel's
+``foldline:newest-page`` performance mark), and the density: the most tool calls visible at
+once in a 1400×900 window anywhere in the transcript, once every page is loaded (tool rows whose
+summary row fits wholly in one screen below the sticky top and find bars), whole and in the
+outline (the toolbar's Outline: every answer a one-line fold), and how many tool rows one
+screen holds (its height over the median distance between one tool row and the next): the
+first is bounded by the session's own shape (prose between runs of calls).
 Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view.
 
 Side by side in the same run, when claude-code-transcripts is installed (the ``bench`` extra):
@@ -30,6 +31,7 @@ from __future__ import annotations
 import argparse
 import functools
 import http.server
+import re
 import shutil
 import socket
 import statistics
@@ -39,6 +41,7 @@ import tempfile
 import threading
 import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +221,24 @@ def whole_density(page: Any) -> list[int]:
     return [int(n) for n in page.evaluate(DENSITY)]
 
 
+FIRST_VIEW = re.compile(rb'<script type="application/json" id="first-view">(.*?)</script>', re.S)
+
+
+def transcript_data(request: Request) -> tuple[int, int | None] | None:
+    """The transcript data a request brought, decoded, and its part of the bytes on the wire when
+    it is not the whole response: an ``/api`` answer (all of it), or the first view a
+    transcript's shell holds (its share of the shell's bytes: the JSON at the server's gzip
+    level); ``None`` for anything else."""
+    response = request.response()
+    if "/api/" in request.url:
+        return (len(response.body()) if response else 0), None
+    if request.resource_type == "document" and response is not None:
+        found = FIRST_VIEW.search(response.body())
+        if found:
+            return len(found.group(1)), len(zlib.compress(found.group(1), 6))
+    return None
+
+
 def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, float]:
     context = browser.new_context(base_url=base, viewport={"width": 1400, "height": 900})
     context.add_cookies([{"name": "foldline_token", "value": token, "url": base}])
@@ -237,13 +258,13 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
         size = request.sizes()
         got = size["responseBodySize"] + size["responseHeadersSize"]
         total += got
-        if "/api/" in request.url:
-            api += got
-            response = request.response()
-            decoded = len(response.body()) if response else 0
-            json += decoded
+        data = transcript_data(request)
+        if data is not None:
+            api += got if data[1] is None else data[1]
+            json += data[0]
+            decoded = data[0]
             if VERBOSE:
-                print(f"  {got:>8} {decoded:>8} {request.url.split('/api/')[1][:90]}")
+                print(f"  {got:>8} {decoded:>8} {request.url.split('/', 3)[-1][:90]}")
     density, capacity = whole_density(page)  # after the sizes: it reads every older page
     page.click("button.outline-toggle")
     page.wait_for_timeout(200)

@@ -9,56 +9,33 @@ server, so no access log, proxy or ``Referer`` sees it. The sign-in page's scrip
 the form and posts it; when the browser is already signed in, it asks first, so a link from
 another site cannot silently swap a person's session. Signing in and out are same-site POSTs.
 
-The shell loads fast: it names every module with ``<link rel="modulepreload">``, so the browser
-fetches them all at once instead of finding each import only after its importer arrived, and a
-transcript's shell names the reads its first view needs (the agent and the newest page) with
-``<link rel="preload" as="fetch">``, so they run while the modules load; the panel's own
-``fetch`` of the same address is answered from them. The scripts and the stylesheet are answered
-from memory, compressed once (:class:`Assets`), before the app's routing and middleware.
+The shell loads fast. A transcript's shell (:mod:`foldline.shell`) holds all its first view
+needs: the stylesheet and the panel's modules joined into one script (:mod:`foldline.bundle`),
+allowed by their hashes in its Content-Security-Policy, then the agent and its newest page as
+the API would answer the same cookie; its head is sent before the first view is read. The agents
+list's shell loads the same script and stylesheet by address, answered from memory (:class:`Assets`).
 """
 
 from __future__ import annotations
 
-import functools
-import gzip
-import hashlib
 import html
-import os
 import uuid
-from dataclasses import dataclass
-from email.utils import formatdate
-from importlib import resources
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
-from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
 
+from .assets import STATIC, Assets, Bundle
 from .errors import Unauthorized
-from .routes import TOKEN_COOKIE
+from .routes import TOKEN_COOKIE, in_pool
+from .shell import FIRST_PAGE, PAGE_HEADERS, shell_page, transcript_shell
 from .transcripts import Transcripts
 
-STATIC = Path(str(resources.files("foldline") / "static"))
-APP_SCRIPT = '<script type="module" src="/static/app.js"></script>'
-FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
 COOKIE_SECONDS = 30 * 24 * 3600
 MAX_FORM = 4096
-
-# Defence in depth: nothing inline runs, nothing is fetched from elsewhere.
-CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-PAGE_HEADERS = {
-    "Content-Security-Policy": CSP,
-    "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "same-origin",
-    "Cache-Control": "no-store",
-}
+__all__ = ["FIRST_PAGE", "STATIC", "Assets", "Bundle", "mount"]
 
 SIGNIN = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -95,90 +72,6 @@ SIGNOUT = """<!doctype html>
 <p class="hint"><a href="/">Back to the panel</a></p>
 </main></body></html>
 """
-
-
-ASSET_TYPES = {".js": b"text/javascript; charset=utf-8", ".css": b"text/css; charset=utf-8"}
-GZIP_MIN = 1024  # as the app's own gzip: smaller bodies are sent as they are
-
-
-@dataclass(frozen=True)
-class Asset:
-    """One static file as sent: its bytes, gzipped once, and the headers a cache needs."""
-
-    stamp: tuple[int, int]  # the file's (mtime_ns, size) when read
-    body: bytes
-    gzipped: bytes | None
-    headers: list[tuple[bytes, bytes]]
-    etag: bytes
-
-    @classmethod
-    def read(cls, path: Path) -> Asset:
-        stat = path.stat()
-        body = path.read_bytes()
-        packed = gzip.compress(body, compresslevel=9, mtime=0) if len(body) >= GZIP_MIN else None
-        etag = b'"' + hashlib.blake2b(body, digest_size=16).hexdigest().encode() + b'"'
-        headers = [
-            (b"content-type", ASSET_TYPES[path.suffix]),
-            (b"etag", etag),
-            (b"last-modified", formatdate(stat.st_mtime, usegmt=True).encode()),
-            (b"cache-control", b"no-cache"),  # kept, but asked again each time: a new version is seen at once
-            (b"vary", b"Accept-Encoding"),
-        ]
-        return cls((stat.st_mtime_ns, stat.st_size), body, packed if packed and len(packed) < len(body) else None,
-                   headers, etag)  # fmt: skip
-
-
-class Assets:
-    """ASGI middleware: ``GET /static/…`` of the panel's scripts and stylesheet, from memory.
-
-    A first view loads thirteen scripts and the stylesheet at once; through Starlette's
-    ``StaticFiles``, the routing and the app's gzip each took milliseconds of the one event loop.
-    Here a file is read (and gzipped at level 9) once, and again only when its modification
-    time or size changes; ``If-None-Match`` gets a 304. Any other path goes on to the app.
-    """
-
-    def __init__(self, app: ASGIApp, directory: Path = STATIC) -> None:
-        self.app = app
-        self.paths = {
-            f"/static/{p.relative_to(directory).as_posix()}": p
-            for p in directory.rglob("*")
-            if p.suffix in ASSET_TYPES and p.is_file()
-        }
-        self.cache: dict[str, Asset] = {}
-
-    def asset(self, route: str) -> Asset | None:
-        path = self.paths.get(route)
-        if path is None:
-            return None
-        try:
-            stat = os.stat(path)
-        except OSError:
-            return None
-        found = self.cache.get(route)
-        if found is None or found.stamp != (stat.st_mtime_ns, stat.st_size):
-            found = self.cache[route] = Asset.read(path)
-        return found
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        asset = None
-        if scope["type"] == "http" and scope["method"] in ("GET", "HEAD"):
-            asset = self.asset(scope["path"])
-        if asset is None:
-            await self.app(scope, receive, send)
-            return
-        asked = Headers(scope=scope)
-        if asked.get("if-none-match") == asset.etag.decode():
-            headers = [(k, v) for k, v in asset.headers if k in (b"etag", b"cache-control", b"vary")]
-            await send({"type": "http.response.start", "status": 304, "headers": headers})
-            await send({"type": "http.response.body", "body": b""})
-            return
-        body, headers = asset.body, list(asset.headers)
-        if asset.gzipped is not None and "gzip" in asked.get("accept-encoding", ""):
-            body = asset.gzipped
-            headers.append((b"content-encoding", b"gzip"))
-        headers.append((b"content-length", b"%d" % len(body)))
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
 def _transcripts(request: Request) -> Transcripts:
@@ -255,58 +148,43 @@ def _here(request: Request) -> str:
     return request.url.path + ("?" + urlencode(kept) if kept else "")
 
 
-def modules() -> list[str]:
-    """The panel's modules (what ``app.js`` imports, at any depth): the biggest first."""
-    found = [p for p in STATIC.rglob("*.js") if p.name != "signin.js"]
-    return [p.relative_to(STATIC).as_posix() for p in sorted(found, key=lambda p: (-p.stat().st_size, p.name))]
-
-
-@functools.cache
-def _shell() -> tuple[str, str]:
-    """The shell's HTML around the place for the reads' preloads, with every module preloaded.
-
-    The reads come after the modules: the modules are needed first (the reads' answers wait for
-    them to run), and asked for after them the reads no longer hold up the scripts (the first
-    view came about 80 ms sooner).
-    """
-    page = (STATIC / "index.html").read_text(encoding="utf-8")
-    head, rest = page.split(APP_SCRIPT, 1)
-    preloads = "".join(f'<link rel="modulepreload" href="/static/{name}">\n' for name in modules())
-    return head + preloads, APP_SCRIPT + rest
-
-
-def shell_page(agent: str | None) -> bytes:
-    """The app shell; for a transcript, the agent's and its newest page's reads start with it.
-
-    ``crossorigin="anonymous"`` is the credentials mode of the panel's own same-origin ``fetch``
-    (the cookie is sent), which a preload must share to be used. An agent id that is not a UUID
-    gets no preload (the panel shows the not-found).
-    """
-    head, rest = _shell()
-    reads = ""
+def _canonical(agent: str | None) -> str | None:
+    """The agent's id if it is written as the panel asks for it (a lower-case UUID), else ``None``."""
     try:
-        canonical = agent is not None and str(uuid.UUID(agent)) == agent  # as the panel will ask for it
+        return agent if agent is not None and str(uuid.UUID(agent)) == agent else None
     except ValueError:
-        canonical = False
-    if canonical:
-        base = f"/api/agents/{agent}"
-        for href in (f"{base}/messages?parts=cut&amp;limit={FIRST_PAGE}", base):
-            reads += f'<link rel="preload" as="fetch" crossorigin="anonymous" href="{href}">\n'
-    return (head + reads + rest).encode()
+        return None
+
+
+async def _account(request: Request) -> str | None:
+    """The account the request's cookie signs in as (the API's readers take the same cookie)."""
+    t = _transcripts(request)
+    token = request.cookies.get(TOKEN_COOKIE)
+    account = t.cached_account(token)
+    if account is not None:
+        return account
+    try:
+        return await in_pool(request, t.authenticate, token)
+    except Unauthorized:
+        return None
 
 
 async def shell(request: Request) -> Response:
-    """The app shell for ``/`` and ``/agents/{agent}``.
+    """The app shell for ``/`` and ``/agents/{agent}``; a transcript's holds its first view.
 
+    The shell is sent only to a request whose cookie the API would take (else the sign-in page),
+    and what it holds is what the API would answer that cookie, read in the same pool of threads.
     An old-style link with ``?token=`` is sent on to the sign-in page with the token moved
     after ``#`` (the ``Location`` header is not logged; the access log redacts the first request).
     """
     token = request.query_params.get("token")
     if token is not None:
         return _redirect("/signin?next=" + quote(_here(request), safe="") + "#token=" + quote(token, safe=""))
-    if not _valid(request, request.cookies.get(TOKEN_COOKIE)):
+    account = await _account(request)
+    if account is None:
         return _redirect("/signin?next=" + quote(_here(request), safe=""))
-    return _page(shell_page(request.path_params.get("agent")))
+    agent = _canonical(request.path_params.get("agent"))
+    return _page(shell_page()) if agent is None else transcript_shell(request, account, agent)
 
 
 async def signin(request: Request) -> Response:

@@ -188,11 +188,11 @@ def test_newest_page_first_older_pages_on_scroll_up_and_a_jump_to_the_start(sign
     drawn = signed_in.locator("article.msg")
     expect(drawn).to_have_count(15)
     assert drawn.last.get_attribute("data-id") == ids[-1]
-    assert "parts=cut" in pages[0] and "limit=15" in pages[0]
+    assert pages == []  # the newest page came in the shell (panel.py's first_view)
 
     signed_in.evaluate("window.scrollTo(0, 0)")  # reaching the top loads the page before
     expect(drawn).to_have_count(45)
-    assert "before=" in pages[1]
+    assert "before=" in pages[0]
     assert signed_in.evaluate("scrollY") > 0  # the reader stays on the message they were reading
 
     signed_in.click("text=Jump to the start")

@@ -31,7 +31,7 @@ def test_signing_in_sets_a_strict_http_only_cookie(panel: Panel) -> None:
         assert shell.status_code == 200
         csp = shell.headers["content-security-policy"]
         assert "script-src 'self'" in csp and "unsafe-inline" not in csp
-        assert '<script type="module" src="/static/app.js">' in shell.text
+        assert '<script type="module" src="/static/bundle.js">' in shell.text
 
 
 def test_a_bad_token_is_refused_and_no_cookie_is_set(panel: Panel) -> None:

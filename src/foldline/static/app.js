@@ -3,6 +3,7 @@
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
 import { ApiError, conversationPath, getJson, page } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { plainText } from "./markdown.js";
 import { el } from "./parts.js";
 import { Shortcuts } from "./keys.js";
@@ -270,13 +271,21 @@ async function show(target, { focus = false } = {}) {
   }
 }
 
-async function transcriptView(agent, target) {
-  // The agent and its newest page are read at once (the shell preloads both): no waterfall.
+// The agent and its newest page: from the shell, else both read at once (no waterfall).
+function firstReads(agent) {
+  const held = shellFirstView(agent);
+  if (held) return { first: Promise.resolve(held.page), info: Promise.resolve(held.agent) };
   const first = page(conversationPath(agent), { limit: PAGE });
   first.catch(() => {}); // an agent not found answers through its own read below
+  return { first, info: agentInfo(agent) };
+}
+
+async function transcriptView(agent, target) {
+  const reads = firstReads(agent);
+  const first = reads.first;
   let info;
   try {
-    info = await agentInfo(agent);
+    info = await reads.info;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
       main.replaceChildren(el("p", "notice", "This agent was not found, or you are not in its workspace."));
@@ -323,26 +332,25 @@ async function transcriptView(agent, target) {
     },
   });
   current = transcript;
-  // The first view: the newest page, its closed folds' bodies built once it is on screen.
-  const drawn = transcript.start(first, { later: true });
-  const ready = drawn.then(afterPaint).then(() => transcript.buildWaiting());
-  ready.catch(() => {}); // a failed read is told through `drawn`
+  // The first view: the newest page, laid out a screen's worth first; the messages above the
+  // screen are laid out and the closed folds' bodies built once it is painted.
+  const shown = transcript.start(first, { later: true }).then(() => {
+    const skipped = layOutScreen(transcript.list);
+    scrollToBottom();
+    performance.mark("foldline:newest-page"); // read by bench/panel_load.py
+    return skipped;
+  });
+  const ready = shown.then(async (skipped) => {
+    await afterPaint();
+    layAll(skipped);
+    transcript.buildWaiting();
+  });
+  ready.catch(() => {}); // a failed read is told through `shown`
   currentView = { agent, transcript, note, ready };
-  await drawn;
-  scrollToBottom();
-  performance.mark("foldline:newest-page"); // read by bench/panel_load.py
+  await shown;
   await ready;
   if (target) await show(target, { focus: true }).catch(() => {});
   transcript.observeTop();
-}
-
-// Resolves once what is drawn now has been painted (the next frame, then the task after it); a
-// tab in the background draws no frame, so it does not wait for one past a quarter second.
-function afterPaint() {
-  return new Promise((resolve) => {
-    requestAnimationFrame(() => setTimeout(resolve, 0));
-    setTimeout(resolve, 250);
-  });
 }
 
 function agentOf(path) {
