@@ -196,7 +196,8 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
 
 def from_environment() -> FastAPI:
     """The app on the settings of the environment (``FOLDLINE_*``): what each ``--workers`` process runs."""
-    from .serving import install_log_filters
+    from .serving import install_log_filters, keep_freed_memory
 
     install_log_filters()
+    keep_freed_memory()
     return create_app(Transcripts.open(Settings()))

@@ -12,8 +12,10 @@ only run while Foldline waits on the client.
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import errno
 import logging
+import platform
 import re
 import resource
 import socket
@@ -146,6 +148,26 @@ def raise_open_file_limit(wanted: int) -> int:
     return int(soft)
 
 
+# glibc's malloc: free heap memory past 128 KB is given back to the system at once, and a block
+# past 128 KB is mapped afresh, so each page read (a few hundred KB to a few MB of bytes) paid
+# page faults for its own memory: a 1 MB page was put together in 1.4 ms instead of 0.33 ms.
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+KEEP_FREED, MAP_PAST = 32 << 20, 4 << 20
+
+
+def keep_freed_memory() -> None:
+    """Let glibc keep up to ``KEEP_FREED`` bytes of freed memory for the next requests, and map
+    only blocks past ``MAP_PAST`` (elsewhere: nothing to do)."""
+    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+        return
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        return
+    libc.mallopt(M_MMAP_THRESHOLD, MAP_PAST)
+    libc.mallopt(M_TRIM_THRESHOLD, KEEP_FREED)
+
+
 def __getattr__(name: str) -> Any:
     """``WorkerH11``: the protocol of worker processes (``--workers``), which read their settings
     from the environment; made when a worker asks for it, so a bad setting is said by the command
@@ -178,6 +200,7 @@ class Server(uvicorn.Server):
 
     async def startup(self, sockets: Any = None) -> None:
         install_log_filters()
+        keep_freed_memory()
         await super().startup(sockets)
 
 

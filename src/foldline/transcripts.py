@@ -40,7 +40,18 @@ from .message import (
 )
 from .registry import Registry
 from .settings import Settings
-from .store import EVERYONE, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart, open_store
+from .store import (
+    EVERYONE,
+    AgentFacts,
+    AgentRow,
+    Conversation,
+    MessageRow,
+    PageRead,
+    StaleWrite,
+    Store,
+    StoredPart,
+    open_store,
+)
 from .store.chunks import FieldText
 from .store.text import Found, TextRow
 from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
@@ -599,48 +610,45 @@ class Transcripts:
         found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor)
         if found is None:
             raise NotFound()
-        rows = found.rows
         out = [b'{"messages":[']
-        for n, row in enumerate(rows):
-            if n:
-                out.append(b",")
-            self._message_bytes(row, out, dated=cut)
-        after = b"null" if not (found.more and rows) else b'"%d"' % rows[0].position
+        self._page_bytes(found, out, dated=cut)
+        after = b"null" if not (found.more and found.messages) else b'"%d"' % found.messages[0][1]
         out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
         return b"".join(out)
 
-    def _message_bytes(self, row: MessageRow, out: list[bytes], dated: bool = False) -> None:
-        """Add one stored message to ``out`` as a read sends it, JSON in UTF-8 (``dated``: with
-        its ``createdAt``, as a cut read sends it)."""
-        head = as_bytes(row.head)
-        if row.checked != self.read_stamp or any(key in head for key in ADDED_KEYS) or head[-1:] != b"}":
-            out.append(orjson.dumps(self._readable(row, dated=dated)))
-            return
-        cut_parts, skipped = [], []
-        retired = self._retired
-        out += (head[:-1], b',"parts":[')
-        first = True
-        for (index, body, ref), tool in zip(row.parts, row.tools, strict=True):
-            if tool is not None and tool in retired:  # a rare row: decided as an unstamped one
-                part = decoded(body)
-                cut = decoded(ref) if ref else None
-                if not self._part_ok(part, cut if isinstance(cut, dict) else None):
-                    skipped.append(index)
-                    continue
-            if not first:
+    def _page_bytes(self, page: PageRead, out: list[bytes], dated: bool) -> None:
+        """Add a page's messages to ``out``, comma-separated, as a read sends them.
+
+        The parts arrive in the messages' order, so one walk down both lists pairs them. A
+        message the stamp vouches for (see :meth:`page_json`) is sent from its stored texts;
+        any other is read back whole and checked (:meth:`_readable`).
+        """
+        stamp, retired, parts = self.read_stamp, self._retired, page.parts
+        at, count = 0, len(parts)
+        for n, (message_id, position, seq, head, checked, created_at) in enumerate(page.messages):
+            while at < count and parts[at][0] < position:  # a part of no message on the page
+                at += 1
+            first = at
+            while at < count and parts[at][0] == position:
+                at += 1
+            mine = parts[first:at]
+            if n:
                 out.append(b",")
-            first = False
-            out.append(as_bytes(body))
-            if ref is not None:
-                cut_parts.append(as_bytes(ref))
-        out.append(b"]")
-        if cut_parts:
-            out += (b',"cutParts":[', b",".join(cut_parts), b"]")
-        if skipped:
-            out += (b',"skippedParts":', orjson.dumps(skipped))
-        if dated and row.created_at:
-            out += (b',"createdAt":', orjson.dumps(row.created_at))
-        out.append(b"}")
+            head = as_bytes(head)
+            if checked != stamp or head[-1:] != b"}" or any(key in head for key in ADDED_KEYS) or (
+                retired and any(tool in retired for _, _, tool, _, _ in mine)
+            ):
+                row = MessageRow(message_id, position, seq, head, [(i, b, r) for _, i, _, b, r in mine], checked,
+                                 [tool for _, _, tool, _, _ in mine], created_at)  # fmt: skip
+                out.append(orjson.dumps(self._readable(row, dated=dated)))
+                continue
+            out += (head[:-1], b',"parts":[', b",".join([as_bytes(body) for _, _, _, body, _ in mine]), b"]")
+            refs = [as_bytes(ref) for _, _, _, _, ref in mine if ref is not None]
+            if refs:
+                out += (b',"cutParts":[', b",".join(refs), b"]")
+            if dated and created_at:
+                out += (b',"createdAt":', orjson.dumps(created_at))
+            out.append(b"}")
 
     def restamp(self, progress: Callable[[int, int], None] = lambda stamped, left: None) -> tuple[int, int]:
         """Stamp with :attr:`read_stamp` every stored message that passes today's read checks

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from .base import EVERYONE, SOMETHING, AgentFacts, AgentRow, Conversation, MessageRow, StaleWrite, Store, StoredPart
+from .base import (
+    EVERYONE,
+    SOMETHING,
+    AgentFacts,
+    AgentRow,
+    Conversation,
+    MessageRow,
+    PageRead,
+    StaleWrite,
+    Store,
+    StoredPart,
+)
 from .errors import BadURL, StoreError, explain, need_driver
 from .url import normalize_url, shown, sqlite_file
 
@@ -14,6 +25,7 @@ __all__ = [
     "SOMETHING",
     "Conversation",
     "MessageRow",
+    "PageRead",
     "StaleWrite",
     "Store",
     "StoreError",

@@ -211,13 +211,22 @@ class MessageRow:
     created_at: str | None = None  # when the message was first stored (pages and changes read it)
 
 
+# A page read's rows as the driver returns them (:meth:`Store.read_page`): a message is
+# (id, position, seq, head, checked, created_at) and a part (position, idx, tool, body, ref), the
+# JSON texts (head, body, ref) as UTF-8 bytes where the driver can hand them over undecoded.
+PageMessage = tuple[str, int, int, "str | bytes", "str | None", "str | None"]
+PagePart = tuple[int, int, "str | None", "str | bytes", "str | bytes | None"]
+
+
 @dataclass(frozen=True, slots=True)
 class PageRead:
-    """What :meth:`Store.read_page` found in one snapshot: the conversation, a page of it,
-    whether older messages exist, and the conversation's seq."""
+    """What :meth:`Store.read_page` found in one snapshot: the conversation, a page of its
+    messages (oldest first) and their parts (by position, then index), whether older messages
+    exist, and the conversation's seq."""
 
     conv: Conversation
-    rows: list[MessageRow]
+    messages: list[PageMessage]
+    parts: list[PagePart]
     more: bool
     seq: int
 
@@ -840,38 +849,44 @@ class Store(TextStore):
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
         before: int | None,
     ) -> PageRead | None:
-        """:meth:`visible_conversation` and its :meth:`page`, in one read transaction: what a
+        """:meth:`visible_conversation` and its :meth:`page`, in one read snapshot: what a
         transcript read asks of the database, in three statements built once (per backend and
-        registry) and read by position. None when the account may not read the conversation."""
+        registry), run on the driver's own cursor and read by position. None when the account
+        may not read the conversation."""
         sql = self._page_sql(cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
                                   "limit": None if limit is None else limit + 1}  # fmt: skip
-        with self.read() as conn:
-            found = self._run(conn, sql.conversation, params).fetchone()
+        with self.driver_read() as cursor:
+            found = cursor.execute(sql.conversation.sql, sql.conversation.bind(params)).fetchone()
             if found is None:
                 return None
             conv = Conversation(*found)
             params.update(conv=conv.id, owner=conv.owner_id)
-            rows = self._run(conn, sql.messages, params).fetchall()
+            rows = cursor.execute(sql.messages.sql, sql.messages.bind(params)).fetchall()
             more = limit is not None and len(rows) > limit
             if more:
                 del rows[limit:]
             if not rows:
-                return PageRead(conv, [], False, conv.seq)
+                return PageRead(conv, [], [], False, conv.seq)
             rows.reverse()
             params.update(first=rows[0][1], last=rows[-1][1])
-            part_rows = self._run(conn, sql.parts, params).fetchall()
-        by_position: dict[int, MessageRow] = {}
-        out = []
-        for message_id, position, seq, head, checked, created_at in rows:
-            row = by_position[position] = MessageRow(message_id, position, seq, head, [], checked, [], created_at)
-            out.append(row)
-        for position, idx, tool, body, ref in part_rows:
-            owner = by_position.get(position)
-            if owner is not None:
-                owner.parts.append((idx, body, ref))
-                owner.tools.append(tool)
-        return PageRead(conv, out, more, conv.seq)
+            part_rows = cursor.execute(sql.parts.sql, sql.parts.bind(params)).fetchall()
+        return PageRead(conv, rows, part_rows, more, conv.seq)
+
+    @contextmanager
+    def driver_read(self) -> Iterator[Any]:
+        """The driver's own cursor in one read snapshot, for the hottest read (a page): with
+        SQLAlchemy's Connection around them, its three statements cost twice as much."""
+        conn = self.engine.raw_connection()
+        try:
+            cursor = conn.cursor()
+            cursor.execute("BEGIN")
+            try:
+                yield cursor
+            finally:
+                cursor.execute("ROLLBACK")  # it only read
+        finally:
+            conn.close()
 
     def _run(self, conn: Connection, statement: Prepared, params: dict[str, Any]) -> Any:
         """Run a statement built once, straight through the driver (its events still fire)."""

@@ -10,10 +10,13 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.abc import Buffer
+from psycopg.adapt import Loader
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
     Connection,
+    Engine,
     FromClause,
     Integer,
     Text,
@@ -22,6 +25,7 @@ from sqlalchemy import (
     bindparam,
     cast,
     create_engine,
+    event,
     func,
     literal,
     null,
@@ -30,15 +34,49 @@ from sqlalchemy import (
     union_all,
 )
 from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .base import Conversation, MessageRow, PageRead, Store, StoredBody
+from .base import Conversation, PageRead, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
 from .text import Matched
 from .url import shown
+
+PING_IDLE = 2.0  # seconds a pooled connection may rest before it is checked on its way out
+
+
+def ping_when_idle(engine: Engine) -> None:
+    """Check a pooled connection before use only when it rested over ``PING_IDLE`` seconds (a
+    server restart or a dropped link shows there); SQLAlchemy's ``pool_pre_ping`` would ask on
+    every checkout, a round trip as dear as a page read's one statement. One found dead is
+    replaced by a fresh connection."""
+
+    @event.listens_for(engine, "checkin")
+    def rested(dbapi_conn: Any, record: Any) -> None:
+        record.info["rested_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def check(dbapi_conn: Any, record: Any, proxy: Any) -> None:
+        since = record.info.get("rested_at")
+        if since is not None and time.monotonic() - since > PING_IDLE:
+            try:
+                engine.dialect.do_ping(dbapi_conn)
+            except Exception as exc:
+                raise DisconnectionError("a pooled connection was found closed") from exc
+
+
+class Utf8Bytes(Loader):
+    """PostgreSQL's text as the UTF-8 bytes it sent (psycopg would decode it to ``str``)."""
+
+    def load(self, data: Buffer) -> bytes:
+        return bytes(data)
+
+
+def _text(value: Any) -> Any:
+    """A short text of a page read's row (ids, stamps, times), as ``str``."""
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def need_pg_trgm(url: str) -> StoreError:
@@ -58,7 +96,8 @@ log = logging.getLogger("foldline")
 class PostgresStore(Store):
     def __init__(self, url: str) -> None:
         self.url = url
-        self.engine = create_engine(url, pool_size=10, max_overflow=20, pool_pre_ping=True)
+        self.engine = create_engine(url, pool_size=10, max_overflow=20)
+        ping_when_idle(self.engine)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -83,32 +122,40 @@ class PostgresStore(Store):
         # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
         # conversation (with the caller's membership), its page of messages and their parts, as
         # rows of one shape told apart by `kind`. Each round trip here costs more than the rows.
+        # Text comes back as PostgreSQL sent it, UTF-8 bytes: the page sends its JSON as it is.
         statement = self._one_statement(cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
                                   "limit": None if limit is None else limit + 1}  # fmt: skip
-        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
-            found = self._run(conn, statement, params).fetchall()
+        conn = self.engine.raw_connection()
+        try:
+            driver: Any = conn.driver_connection
+            driver.autocommit = True
+            try:
+                cursor = driver.cursor()
+                cursor.adapters.register_loader("text", Utf8Bytes)
+                found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
+            finally:
+                driver.autocommit = False
+        finally:
+            conn.close()
         if not found or found[0][0] != 0:
             return None
         _, *head, seq, _ = found[0]
-        conv = Conversation(head[0], head[1], head[2], head[3], head[4], head[5], int(seq), head[6], head[7])
+        fields = [_text(value) for value in head]
+        ident, workspace, owner, parent, call, title, created, updated = fields
+        conv = Conversation(ident, workspace, owner, parent, call, title, int(seq), created, updated)
         rows = sorted((r for r in found if r[0] == 1), key=lambda r: r[9], reverse=True)  # by position
         more = limit is not None and len(rows) > limit
         if more:
             del rows[limit:]
         if not rows:
-            return PageRead(conv, [], False, conv.seq)
-        by_position: dict[int, MessageRow] = {}
-        out = []
-        for r in reversed(rows):
-            row = by_position[r[9]] = MessageRow(r[1], r[9], r[10], r[2], [], r[3], [], r[4])
-            out.append(row)
-        for r in sorted((r for r in found if r[0] == 2), key=lambda r: (r[9], r[10])):  # position, index
-            owner = by_position.get(r[9])
-            if owner is not None:
-                owner.parts.append((r[10], r[2], r[3]))
-                owner.tools.append(r[1])
-        return PageRead(conv, out, more, conv.seq)
+            return PageRead(conv, [], [], False, conv.seq)
+        page = [(_text(r[1]), r[9], r[10], r[2], _text(r[3]), _text(r[4])) for r in reversed(rows)]
+        part_rows = sorted(
+            ((r[9], r[10], _text(r[1]), r[2], r[3]) for r in found if r[0] == 2),
+            key=lambda r: (r[0], r[1]),  # position, index
+        )
+        return PageRead(conv, page, part_rows, more, conv.seq)
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
