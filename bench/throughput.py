@@ -3,6 +3,7 @@
     apt-get install -y wrk                         # the load tool (Debian/Ubuntu package `wrk`)
     .venv/bin/python bench/throughput.py           # both backends; prints and writes docs/benchmarks.md
     .venv/bin/python bench/throughput.py --no-write --backend SQLite --seconds 3 --rounds 1
+    .venv/bin/python bench/throughput.py --baseline main --no-memory   # before and after, same rounds
 
 For each backend (a temp SQLite file; a fresh PostgreSQL database at ``FOLDLINE_BENCH_PG``,
 default ``postgresql://postgres@127.0.0.1:5432/postgres``, made and dropped here) it stores two
@@ -39,6 +40,7 @@ import tempfile
 import threading
 import time
 import uuid
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -169,11 +171,24 @@ def _drain(process: subprocess.Popen[bytes]) -> None:
         pass
 
 
-def foldline(url: str, workers: int, probe: str, token: str, env: dict[str, str] | None = None) -> Server:
+def foldline(
+    url: str, workers: int, probe: str, token: str, env: dict[str, str] | None = None, source: Path | None = None
+) -> Server:
+    """``foldline serve``; from the code in ``source`` (a checkout's ``src``) when given."""
     port = free_port()
     argv = [sys.executable, "-m", "foldline.cli", "serve", "--db", url, "--host", "127.0.0.1", "--port", str(port),
             "--no-import", "--workers", str(workers)]  # fmt: skip
-    return start(f"foldline x{workers}", argv, {"FOLDLINE_DB": url, **(env or {})}, port, probe, token)
+    env = {"FOLDLINE_DB": url, **(env or {})}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    return start(f"foldline x{workers}" if source is None else BASELINE, argv, env, port, probe, token)
+
+
+def checkout(rev: str, folder: Path) -> Path:
+    """The project's ``src`` at revision ``rev``, written into ``folder``."""
+    archive = subprocess.run(["git", "archive", rev, "src"], cwd=HERE.parent, capture_output=True, check=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder / "src"
 
 
 def bare(bodies: dict[str, bytes], probe: str, token: str, folder: Path) -> Server:
@@ -218,7 +233,9 @@ class Result:
     errors: int = 0
 
 
-def measure_load(backend: str, url: str, ids: dict[str, str], seconds: float, rounds: int) -> list[Result]:
+def measure_load(
+    backend: str, url: str, ids: dict[str, str], seconds: float, rounds: int, baseline: Path | None = None
+) -> list[Result]:
     pages = {name: f"/api/agents/{ids[name]}/messages?parts=cut&limit={PAGE}" for name in ("cut", "wide")}
     token = ids["token"]
     servers: list[Server] = []
@@ -231,6 +248,8 @@ def measure_load(backend: str, url: str, ids: dict[str, str], seconds: float, ro
             response.raise_for_status()
             bodies[path] = response.content
         servers.append(foldline(url, 2, pages["cut"], token))
+        if baseline is not None:
+            servers.append(foldline(url, 1, pages["cut"], token, source=baseline))
         with tempfile.TemporaryDirectory() as folder:
             servers.append(bare(bodies, pages["cut"], token, Path(folder)))
             results = [Result(backend, name, len(bodies[path])) for name, path in pages.items()]
@@ -312,6 +331,7 @@ def measure_memory(backend: str, url: str, ids: dict[str, str]) -> list[Memory]:
 
 BACKENDS = {"SQLite": sqlite_url, "PostgreSQL": postgres_url}
 SERVERS = ("foldline x1", "foldline x2", "bare ASGI")
+BASELINE = "foldline x1, baseline"
 
 LOAD_HEADER = (
     "| backend | page | bytes | foldline req/s (8 conn) | bare ASGI req/s | ratio | `--workers 2` req/s "
@@ -331,6 +351,9 @@ def format_load(r: Result) -> str:
     one, two, base = (med(r.rps.get(name, [])) for name in SERVERS)
     p99 = " / ".join(f"{med(r.p99.get(name, [])):.0f}" for name in SERVERS)
     flag = f" ({r.errors} errors)" if r.errors else ""
+    if BASELINE in r.rps:
+        before = med(r.rps[BASELINE])
+        flag += f" (baseline: {before:,.0f} req/s, {before / base:.3f} of bare; p99 {med(r.p99[BASELINE]):.0f} ms)"
     return (
         f"| {r.backend} | {r.page} | {r.size:,} | {one:,.0f} | {base:,.0f} | {one / base:.3f} | {two:,.0f} "
         f"| {two / one:.2f} | {p99}{flag} |"
@@ -366,6 +389,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="interleaved runs per figure (default 3)")
     parser.add_argument("--no-memory", action="store_true", help="skip the 100 MB whole-part reads")
     parser.add_argument("--no-write", action="store_true", help="do not update docs/benchmarks.md")
+    parser.add_argument("--baseline", metavar="REV", help="also serve this git revision, in the same rounds")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         print(WRK_HELP, file=sys.stderr)
@@ -374,19 +398,32 @@ def main() -> int:
         parser.error("--seconds is 0 to 60 and --rounds 1 to 10: the load stays bounded")
     load: list[Result] = []
     memory: list[Memory] = []
-    for backend in args.backend or list(BACKENDS):
-        with BACKENDS[backend]() as url:
-            with Transcripts.open(Settings(db=url)) as t:
-                ids = build(t)
-            print(f"\n{backend}\n\n{LOAD_HEADER}", flush=True)
-            load += measure_load(backend, url, ids, args.seconds, args.rounds)
-            if not args.no_memory:
-                print(f"\n{MEMORY_HEADER}", flush=True)
-                memory += measure_memory(backend, url, ids)
+    with ExitStack() as stack:
+        baseline = None
+        if args.baseline:
+            baseline = checkout(args.baseline, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        for backend in args.backend or list(BACKENDS):
+            load += measure_backend(backend, args, baseline, memory)
+    if args.baseline:
+        return 0  # a comparison, not the figures of this revision
     if not args.no_write and not args.backend:
         write_doc(load, memory, args.rounds, args.seconds)
         print("\nwritten to docs/benchmarks.md")
     return 0
+
+
+def measure_backend(
+    backend: str, args: argparse.Namespace, baseline: Path | None, memory: list[Memory]
+) -> list[Result]:
+    with BACKENDS[backend]() as url:
+        with Transcripts.open(Settings(db=url)) as t:
+            ids = build(t)
+        print(f"\n{backend}\n\n{LOAD_HEADER}", flush=True)
+        load = measure_load(backend, url, ids, args.seconds, args.rounds, baseline)
+        if not args.no_memory:
+            print(f"\n{MEMORY_HEADER}", flush=True)
+            memory += measure_memory(backend, url, ids)
+    return load
 
 
 if __name__ == "__main__":
