@@ -167,6 +167,12 @@ class Transcripts:
         self._tokens: dict[str, tuple[str, float]] = {}
         self._tokens_lock = threading.Lock()
 
+    @property
+    def reads_are_local(self) -> bool:
+        """Whether a read is answered from a file on this machine (SQLite), with no network
+        round trip to wait on."""
+        return self._store.local
+
     @classmethod
     def open(cls, settings: Settings) -> Transcripts:
         """The service on ``settings.db`` (a SQLite path or a ``postgresql://`` URL), migrated."""

@@ -252,6 +252,7 @@ class Store(TextStore):
 
     engine: Engine
     url: str
+    local = False  # reads come from a file on this machine (no round trip to wait on)
 
     # -- connections ---------------------------------------------------------------------
 

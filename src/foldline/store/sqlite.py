@@ -49,6 +49,8 @@ REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
 
 
 class SQLiteStore(Store):
+    local = True
+
     def __init__(self, url: str, synchronous: str = "full") -> None:
         self.url = url
         self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
