@@ -41,7 +41,12 @@ def counted(store: Store) -> Iterator[list[str]]:
             event.remove(store.engine, "connect", watch)
             store.engine.dispose()
             log.seek(0)
-            statements += [line for line in log if "\tF\t" in "\t" + line and ("\tExecute" in line or "\tQuery" in line)]
+            statements += [line for line in log if line.startswith("F\t") and sent_a_statement(line)]
+
+
+def sent_a_statement(line: str) -> bool:
+    """A line of libpq's trace of what the client sent that asks the server to run a statement."""
+    return "\tExecute" in line or "\tQuery" in line
 
 
 def fill(world: World, turns: int) -> None:
