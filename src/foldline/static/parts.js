@@ -740,6 +740,24 @@ function claudeCodeText(msgId, index, part, state) {
   return node;
 }
 
+// Codex gives the model context as user messages of its own (its environment, AGENTS.md, the
+// instructions); its importer marks them `injected`. Not a person's prompt: folded away as meta.
+const INJECTED = [
+  [/^\s*<environment_context>/, "Environment context"],
+  [/^\s*<user_instructions>/, "User instructions"],
+  [/^\s*# AGENTS\.md/, "AGENTS.md"],
+  [/^\s*<permissions/, "Permissions"],
+  [/^\s*<INSTRUCTIONS>/, "Instructions"],
+];
+
+function injectedText(msgId, index, part, state) {
+  const meta = state && state.meta && typeof state.meta === "object" ? state.meta : {};
+  if (meta.injected !== true) return null;
+  const text = String(part.text ?? "");
+  const found = INJECTED.find(([pattern]) => pattern.test(text));
+  return metaFold(msgId, index, found ? found[1] : "Context", text.trim());
+}
+
 // One part as an element. `state` is the part's fold state; `ctx` gives subagent folds.
 export function renderPart(msgId, index, part, state, ctx) {
   let node;
@@ -748,7 +766,7 @@ export function renderPart(msgId, index, part, state, ctx) {
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
   if (type === "text" && state?.cut?.field === "text") return longTextFold(msgId, index, part, state);
   if (type === "text") {
-    const own = claudeCodeText(msgId, index, part, state);
+    const own = injectedText(msgId, index, part, state) || claudeCodeText(msgId, index, part, state);
     if (own) {
       own.dataset.message = msgId;
       own.dataset.part = String(index);
