@@ -106,3 +106,20 @@ def test_the_context_codex_injects_is_folded_away_not_drawn_as_a_prompt(
     expect(context.locator("pre")).to_contain_text("<sandbox_mode>read-only</sandbox_mode>")  # as text
     # The person's own prompt after it is still a prompt.
     expect(page.locator("article.role-user:not(.cc)").first).to_contain_text("My request for Codex")
+
+
+def test_an_interruption_is_a_quiet_line_not_a_prompt(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("interrupted")
+    first = panel.put(agent, "user", [{"type": "text", "text": "Rename the module."}])
+    panel.put(agent, "assistant", [{"type": "text", "text": "Renaming it now."}])
+    stop = panel.put(agent, "user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}])
+    panel.put(agent, "user", [{"type": "text", "text": "Not that one."}])
+    open_agent(signed_in, agent)
+    line = signed_in.locator(f'article[data-id="{stop}"]')
+    expect(line).to_have_class("msg role-user cc")  # no bubble, no head, no turn of its own
+    expect(line.locator(".cc-interrupt")).to_have_text("[Request interrupted by user for tool use]")
+    expect(line.locator(".msg-head")).to_be_hidden()
+    # `[` goes from prompt to prompt: past the interruption to the person's first prompt.
+    signed_in.keyboard.press("G")
+    signed_in.keyboard.press("[")
+    expect(signed_in.locator(f'article[data-id="{first}"]')).to_be_focused()

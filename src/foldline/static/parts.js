@@ -664,6 +664,8 @@ const STDOUT = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)<\/local-command-\1
 const COMMAND = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
 const REMINDER = /<system-reminder>([\s\S]*?)<\/system-reminder>/g;
+// What Claude Code writes as a user line when the person stops it (Escape), not what they typed.
+const INTERRUPTED = /^\s*\[Request interrupted by user[^\]\n]{0,80}\]\s*$/;
 
 function metaFold(msgId, index, label, text, className = "meta") {
   const details = fold(className, msgId, index);
@@ -696,6 +698,11 @@ function claudeCodeText(msgId, index, part, state) {
   // A line Claude Code marked isMeta (the caveat, an expanded command's prompt): folded away.
   if (meta.isMeta === true && !COMMAND.test(text) && !STDOUT.test(text)) {
     return metaFold(msgId, index, /^\s*Caveat:/.test(text) ? "Caveat" : "Meta", text.trim());
+  }
+  if (INTERRUPTED.test(text)) {
+    const node = el("div", "part cc-interrupt", text.trim());
+    node.dataset.cc = "interrupt";
+    return node;
   }
   if (!text.includes("<")) return null;
   found = STDOUT.exec(text);
