@@ -62,3 +62,14 @@ def test_the_outline_has_no_serious_violation(page: Page, largest_session: str, 
     page.locator("details.prose > summary").last.click()  # an answer opened: its Markdown
     expect(page.locator("details.prose[open] .md")).to_have_count(1)
     assert serious(page) == []
+
+
+def test_each_page_is_named_by_one_level_one_heading(signed_in: Page, panel: Panel) -> None:
+    # axe's page-has-heading-one (moderate): a screen reader's "next heading" starts at the page's name.
+    agent = panel.agent("a **named** agent")
+    signed_in.goto("/")
+    signed_in.locator(".agent-list li").first.wait_for()
+    expect(signed_in.locator("h1")).to_have_text(["Agents"])
+    open_agent(signed_in, agent)
+    expect(signed_in.locator("h1")).to_have_text(["a named agent"])
+    assert not [v for v in AXE.run(signed_in).response["violations"] if v["id"] == "page-has-heading-one"]
