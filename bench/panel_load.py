@@ -14,8 +14,11 @@ once in a 1400×900 window anywhere in the transcript, once every page is loaded
 summary row fits wholly in one screen below the sticky top and find bars), whole and in the
 outline (the toolbar's Outline: every answer a one-line fold), and how many tool rows one
 screen holds (its height over the median distance between one tool row and the next): the
-first is bounded by the session's own shape (prose between runs of calls).
-Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view.
+first is bounded by the session's own shape (prose between runs of calls), which the last figure
+shows: how many screens the shortest stretch of the whole transcript holding 20 tool calls takes
+(over 1 means no screen can hold 20 of them without folding the answers between them).
+Goals: under 100 KB of transcript data, under 1 s; at least 20 tool calls in view (in the
+outline: whole answers stay whole in the normal view, see docs/panel.md).
 
 Side by side in the same run, when claude-code-transcripts is installed (the ``bench`` extra):
 the same session converted by it to static HTML, its page 1 served from the same machine by a
@@ -207,18 +210,22 @@ DENSITY = """() => {
   }
   const gaps = rows.slice(1).map((r, i) => r[0] - rows[i][0]).filter((g) => g > 0).sort((a, b) => a - b);
   const pitch = gaps.length ? gaps[Math.floor(gaps.length / 2)] : 0;
-  return [best, pitch ? Math.floor(view / pitch) : 0];
+  let span = Infinity;  // the shortest stretch of the page that holds 20 tool rows
+  for (let i = 0; i + 20 <= rows.length; i += 1) span = Math.min(span, rows[i + 19][1] - rows[i][0]);
+  return [best, pitch ? Math.floor(view / pitch) : 0, span === Infinity ? 0 : span / view];
 }"""
 
 
-def whole_density(page: Any) -> list[int]:
-    """Load every page of the transcript (Jump to the start), then count the densest screen."""
+def whole_density(page: Any) -> list[float]:
+    """Load every page of the transcript (Jump to the start), then count the densest screen: the
+    most tool rows in view, the rows a screen holds, and how many screens the shortest stretch of
+    20 tool rows takes (0 with fewer rows)."""
     if page.locator(".older").is_visible():
         page.click("text=Jump to the start")
         while page.locator(".older").is_visible():
             page.wait_for_timeout(50)
         page.wait_for_timeout(200)
-    return [int(n) for n in page.evaluate(DENSITY)]
+    return [float(n) for n in page.evaluate(DENSITY)]
 
 
 FIRST_VIEW = re.compile(rb'<script type="application/json" id="first-view">(.*?)</script>', re.S)
@@ -265,14 +272,14 @@ def measure(browser: Browser, base: str, token: str, agent: str) -> dict[str, fl
             decoded = data[0]
             if VERBOSE:
                 print(f"  {got:>8} {decoded:>8} {request.url.split('/', 3)[-1][:90]}")
-    density, capacity = whole_density(page)  # after the sizes: it reads every older page
+    density, capacity, span = whole_density(page)  # after the sizes: it reads every older page
     page.click("button.outline-toggle")
     page.wait_for_timeout(200)
     outline = whole_density(page)[0]
     context.close()
     return {
         "api": api, "json": json, "total": total, "ms": drawn, "lcp": lcp,
-        "tools": density, "outline": outline, "capacity": capacity,
+        "tools": density, "outline": outline, "capacity": capacity, "span": span,
     }  # fmt: skip
 
 
@@ -342,14 +349,14 @@ def main() -> None:
     print(
         "| transcript | messages | whole transcript (JSON) | transcript data on the wire | same, decoded JSON "
         "| all bytes loaded | newest page drawn | tool calls in view (1400×900) | same, in the outline "
-        "| tool rows a screen holds |"
+        "| tool rows a screen holds | screens 20 calls take, whole |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, count, whole, med, _ in rows:
         print(
             f"| {name} | {count} | {whole / 1024:,.0f} KB | {med['api'] / 1024:,.1f} KB | {med['json'] / 1024:,.1f} KB "
             f"| {med['total'] / 1024:,.1f} KB | {med['ms']:,.0f} ms | {med['tools']:.0f} | {med['outline']:.0f} "
-            f"| {med['capacity']:.0f} |"
+            f"| {med['capacity']:.0f} | {med['span']:.1f} |"
         )
     if side:
         ours = rows[0][4]

@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conftest import launch
+from density import DENSEST
 from servers import free_port
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -148,23 +149,6 @@ def dense(context: BrowserContext, base: str, agent: str) -> None:
     page.screenshot(path=str(DOCS / "panel-outline.png"))
     page.click("button.outline-toggle")  # the choice is kept in the browser: leave it off
     page.close()
-
-
-# Scroll to the screen where the most tool rows fit wholly below the sticky bars.
-DENSEST = """() => {
-  const sticky = [...document.querySelectorAll('.bar, .find')]
-    .reduce((h, b) => h + b.getBoundingClientRect().height, 0);
-  const rows = [...document.querySelectorAll('.messages details.tool > summary')]
-    .map((s) => s.getBoundingClientRect()).filter((r) => r.height > 0)
-    .map((r) => [r.top + scrollY, r.bottom + scrollY]);
-  let best = 0, at = 0;
-  for (let i = 0; i < rows.length; i += 1) {
-    let n = 0;
-    while (i + n < rows.length && rows[i + n][1] <= rows[i][0] + innerHeight - sticky) n += 1;
-    if (n > best) [best, at] = [n, rows[i][0]];
-  }
-  scrollTo(0, at - sticky - 1);
-}"""
 
 
 def main() -> None:

@@ -145,7 +145,7 @@ def test_markdown_is_drawn_as_before(signed_in: Page, panel: Panel) -> None:
     mid = panel.put(agent, "assistant", [{"type": "text", "text": text}])
     open_agent(signed_in, agent)
     md = signed_in.locator(f'[data-message="{mid}"][data-part="0"] .md')
-    expect(md.locator("h3")).to_have_text("Title")  # h1 is drawn two levels down, as before
+    expect(md.locator("h2")).to_have_text("Title")  # the text's highest heading: under the page's h1
     expect(md.locator("strong")).to_have_text("bold")
     expect(md.locator("em")).to_have_text(["em", "em too"])
     expect(md.locator("del")).to_have_text("gone")

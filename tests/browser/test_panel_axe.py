@@ -62,3 +62,19 @@ def test_the_outline_has_no_serious_violation(page: Page, largest_session: str, 
     page.locator("details.prose > summary").last.click()  # an answer opened: its Markdown
     expect(page.locator("details.prose[open] .md")).to_have_count(1)
     assert serious(page) == []
+
+
+def test_each_page_is_named_by_one_h1_and_an_answers_headings_nest_under_it(signed_in: Page, panel: Panel) -> None:
+    # axe's page-has-heading-one (moderate): a screen reader's "next heading" starts at the page's name.
+    agent = panel.agent("a **named** agent")
+    mid = panel.put(agent, "assistant", [{"type": "text", "text": "### Plan\n\nFirst.\n\n#### Step one\n\nDone."}])
+    signed_in.goto("/")
+    signed_in.locator(".agent-list li").first.wait_for()
+    expect(signed_in.locator("h1")).to_have_text(["Agents"])
+    open_agent(signed_in, agent)
+    expect(signed_in.locator("h1")).to_have_text(["a named agent"])
+    # An answer's own headings nest under it, from h2, whatever level the text starts at.
+    expect(signed_in.locator(f'[data-message="{mid}"] .md').locator("h2, h3")).to_have_text(["Plan", "Step one"])
+    expect(signed_in.locator(f'[data-message="{mid}"] .md h3')).to_have_text("Step one")
+    rules = {v["id"] for v in AXE.run(signed_in).response["violations"]}
+    assert not rules & {"page-has-heading-one", "heading-order"}

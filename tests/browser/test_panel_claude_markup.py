@@ -1,11 +1,14 @@
-"""Claude Code's own markup drawn for what it is: commands as chips, meta folded away, compaction marked."""
+"""Claude Code's own markup drawn for what it is: commands as chips, meta folded away, compaction marked;
+and the context Codex injects as user messages folded away too."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from .conftest import Panel, import_largest, own_account, sign_in
 from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
@@ -76,3 +79,47 @@ def test_system_reminders_fold_away_and_command_output_is_text(signed_in: Page, 
     expect(out).to_have_text("Set model to <b>opus</b>!")  # drawn as text: the tag is shown, ANSI rendered
     expect(out.locator("b")).to_have_count(0)
     expect(out.locator(".ansi-bold")).to_have_text("!")
+
+
+CODEX_SAMPLE = next((Path(__file__).resolve().parents[2] / "src" / "foldline" / "samples" / "codex").glob("*.jsonl"))
+
+
+def test_the_context_codex_injects_is_folded_away_not_drawn_as_a_prompt(
+    page: Page, panel: Panel, tmp_path: Path
+) -> None:
+    account = own_account(panel, "codex context")
+    log = tmp_path / CODEX_SAMPLE.name
+    log.write_bytes(CODEX_SAMPLE.read_bytes())
+    agent = import_largest(panel, account, log)
+    sign_in(page, account.token)
+    open_agent(page, agent)
+    jump_to_the_start(page)
+    expect(page.locator(".older")).to_be_hidden()
+    # The sample's first line is Codex's <environment_context>: a closed fold, not a person's bubble.
+    first = page.locator("article.msg").first
+    expect(first).to_have_class("msg role-user cc")
+    context = first.locator("details.fold.meta")
+    expect(context.locator("summary .kind")).to_have_text("Environment context")
+    assert context.get_attribute("open") is None
+    expect(first.locator(".md")).to_have_count(0)
+    context.locator("summary").click()
+    expect(context.locator("pre")).to_contain_text("<sandbox_mode>read-only</sandbox_mode>")  # as text
+    # The person's own prompt after it is still a prompt.
+    expect(page.locator("article.role-user:not(.cc)").first).to_contain_text("My request for Codex")
+
+
+def test_an_interruption_is_a_quiet_line_not_a_prompt(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("interrupted")
+    first = panel.put(agent, "user", [{"type": "text", "text": "Rename the module."}])
+    panel.put(agent, "assistant", [{"type": "text", "text": "Renaming it now."}])
+    stop = panel.put(agent, "user", [{"type": "text", "text": "[Request interrupted by user for tool use]"}])
+    panel.put(agent, "user", [{"type": "text", "text": "Not that one."}])
+    open_agent(signed_in, agent)
+    line = signed_in.locator(f'article[data-id="{stop}"]')
+    expect(line).to_have_class("msg role-user cc")  # no bubble, no head, no turn of its own
+    expect(line.locator(".cc-interrupt")).to_have_text("[Request interrupted by user for tool use]")
+    expect(line.locator(".msg-head")).to_be_hidden()
+    # `[` goes from prompt to prompt: past the interruption to the person's first prompt.
+    signed_in.keyboard.press("G")
+    signed_in.keyboard.press("[")
+    expect(signed_in.locator(f'article[data-id="{first}"]')).to_be_focused()

@@ -9,36 +9,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import Panel
+from .density import DENSEST, IN_VIEW
 from .test_panel import jump_to_the_start, open_agent
 
 pytestmark = pytest.mark.browser
-
-
-# The tool rows whose summary lies wholly inside the window, below the sticky bars (the top bar
-# and the find bar under it).
-IN_VIEW = """() => {
-  const top = Math.max(...[...document.querySelectorAll('.bar, .find')].map((b) => b.getBoundingClientRect().bottom));
-  return [...document.querySelectorAll('.messages details.tool > summary')]
-    .map((s) => s.getBoundingClientRect())
-    .filter((r) => r.height > 0 && r.top >= top && r.bottom <= innerHeight).length;
-}"""
-
-# Scroll to the densest screen: the tool row from which the most rows fit below the sticky bars.
-DENSEST = """() => {
-  const sticky = [...document.querySelectorAll('.bar, .find')]
-    .reduce((h, b) => h + b.getBoundingClientRect().height, 0);
-  const rows = [...document.querySelectorAll('.messages details.tool > summary')]
-    .map((s) => s.getBoundingClientRect()).filter((r) => r.height > 0)
-    .map((r) => [r.top + scrollY, r.bottom + scrollY]);
-  let best = 0, at = 0;
-  for (let i = 0; i < rows.length; i += 1) {
-    let n = 0;
-    while (i + n < rows.length && rows[i + n][1] <= rows[i][0] + innerHeight - sticky) n += 1;
-    if (n > best) [best, at] = [n, rows[i][0]];
-  }
-  scrollTo(0, at - sticky - 1);
-  return best;
-}"""
 
 
 def stamp(at: datetime) -> str:

@@ -123,3 +123,16 @@ def test_a_multiedit_is_one_hunk_per_edit(signed_in: Page, panel: Panel) -> None
     expect(diff.locator("ins")).to_have_text(["+b = 3\n", "+<i>y</i>\n"])
     expect(diff.locator("b, i")).to_have_count(0)  # drawn as text
     expect(signed_in.locator(f'details[data-message="{mid}"] .field-head .label').first).to_have_text("Change · −2 +2")
+
+
+def test_a_changed_block_reads_removed_lines_first_then_added_ones(signed_in: Page, panel: Panel) -> None:
+    agent = panel.agent("edit order")
+    edit = {"file_path": "notes.md", "old_string": "one\ntwo\nthree\nfour\n", "new_string": "one\nTWO\nTHREE\nfour\n"}
+    part = {"type": "tool-Edit", "toolCallId": "e1", "state": "output-available", "input": edit, "output": "ok"}
+    mid = panel.put(agent, "assistant", [part])
+    open_agent(signed_in, agent)
+    diff = opened(signed_in, mid, 0)
+    # As a unified diff reads everywhere: the old lines of a change, then the new ones.
+    expect(diff.locator("del")).to_have_count(2)
+    rows = diff.locator(":scope > :not(.hunk)").all_inner_texts()
+    assert [r.rstrip("\n") for r in rows] == [" one", "-two", "-three", "+TWO", "+THREE", " four"]

@@ -116,3 +116,24 @@ def test_v_switches_the_outline_and_the_keys_work_the_same_in_it(signed_in: Page
     expect(signed_in.locator(".messages.outline")).to_have_count(0)
     expect(signed_in.locator(f'article[data-id="{ids[-2]}"] .part.text strong')).to_have_text("answer 1")
     assert current(signed_in) == ids[-2]
+
+
+def test_g_goes_to_the_first_message_of_a_transcript_longer_than_its_loaded_pages(
+    signed_in: Page, panel: Panel
+) -> None:
+    agent = panel.agent("keys long")
+    tall = "\n\n".join(f"paragraph {n}" for n in range(6))  # the newest page fills more than a screen
+    ids = [
+        panel.put(agent, "user" if i % 2 == 0 else "assistant", [{"type": "text", "text": f"message {i}\n\n{tall}"}])
+        for i in range(80)
+    ]
+    open_agent(signed_in, agent)
+    assert signed_in.locator("article.msg").count() < 80  # only the newest pages are read so far
+    signed_in.keyboard.press("g")
+    # The start of the transcript, not of the pages read so far: every older page is read first.
+    first = signed_in.locator(f'article[data-id="{ids[0]}"]')
+    expect(first).to_be_focused()
+    expect(signed_in.locator("article.msg")).to_have_count(80)
+    expect(first).to_be_in_viewport()
+    signed_in.keyboard.press("j")
+    assert current(signed_in) == ids[1]

@@ -71,3 +71,16 @@ def test_a_link_to_sign_out_only_shows_the_button(signed_in: Page, panel: Panel)
     copied = httpx.get(f"{panel.url}/api/me", cookies={"foldline_token": str(session)})
     assert copied.status_code == 401
     assert httpx.get(f"{panel.url}/api/me", headers={"Authorization": f"Bearer {panel.token}"}).status_code == 200
+
+
+def test_a_sign_in_link_opened_on_the_sign_in_page_itself_signs_in(signed_in: Page, panel: Panel) -> None:
+    # Signing out lands on /signin; the link pasted there differs from it only after "#", so the
+    # browser does not load the page again: the page must still take the token.
+    signed_in.goto("/signout")
+    signed_in.click("#signout")
+    expect(signed_in).to_have_url(re.compile(r"/signin$"))
+    assert cookie(signed_in) is None
+    signed_in.goto(f"/signin#token={panel.token}")
+    signed_in.wait_for_selector("body[data-ready]")
+    assert signed_in_as(signed_in, panel) == "alice"
+    assert "#" not in signed_in.url

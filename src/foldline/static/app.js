@@ -174,7 +174,7 @@ async function workspaceAgents(section, workspace) {
 }
 
 async function agentsView() {
-  crumb.replaceChildren();
+  crumb.replaceChildren(el("span", "sep", "/"), el("h1", "", "Agents")); // the page's name
   document.title = "Foldline";
   const me = await getJson("/api/me");
   document.getElementById("who").textContent = me.name || "";
@@ -294,7 +294,7 @@ async function transcriptView(agent, target) {
     throw error;
   }
   document.title = titleText(info.title) + " · Foldline";
-  crumb.replaceChildren(el("span", "sep", "/"), el("span", "", titleText(info.title)));
+  crumb.replaceChildren(el("span", "sep", "/"), el("h1", "", titleText(info.title)));
   const view = el("div", "agent");
   const status = el("span", "muted status");
   status.setAttribute("role", "status");

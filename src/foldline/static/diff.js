@@ -39,12 +39,12 @@ export function lineDiff(before, after) {
       out.push([" ", x[i]]);
       i += 1;
       j += 1;
-    } else if (j < m && (i === n || table[i][j + 1] >= table[i + 1][j])) {
+    } else if (i < n && (j === m || table[i + 1][j] >= table[i][j + 1])) {
+      out.push(["-", x[i]]); // a change reads as diffs do: its removed lines, then its added ones
+      i += 1;
+    } else {
       out.push(["+", y[j]]);
       j += 1;
-    } else {
-      out.push(["-", x[i]]);
-      i += 1;
     }
   }
   return out.concat(a.slice(a.length - tail).map((l) => [" ", l]));

@@ -3,14 +3,14 @@
 // folds, v switches the outline, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
 
 import { el } from "./parts.js";
-import { outlineOn, setOutline } from "./transcript.js";
+import { loadStart, outlineOn, setOutline } from "./transcript.js";
 
 export const KEYS = [
   ["j", "next message"],
   ["k", "previous message"],
   ["]", "next prompt of a person"],
   ["[", "previous prompt of a person"],
-  ["g", "first message (reading older pages as it goes up)"],
+  ["g", "first message (every older page is read first)"],
   ["G", "last message"],
   ["o / Enter", "open or close the current message's first fold (Shift-O: all of them)"],
   ["v", "outline: every message one line (its thought, text and tool call side by side), or whole again"],
@@ -145,7 +145,10 @@ export class Shortcuts {
           window.scrollTo(0, document.documentElement.scrollHeight);
         } else {
           go(list[0]);
-          window.scrollTo(0, 0); // the top comes into view: the older page is read
+          loadStart().then(() => {
+            const first = articles()[0];
+            if (first && first !== list[0]) go(first);
+          });
         }
         return true;
       }

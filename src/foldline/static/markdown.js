@@ -130,10 +130,21 @@ function codeBlock(token) {
   return pre;
 }
 
+// A text's headings nest under the page's name (its h1): the text's highest heading is drawn as
+// an h2 and the others below it in the same steps, so "### Plan" then "#### Step" are h2 and h3.
+function headingShift(tokens) {
+  let highest = 6;
+  for (const token of tokens) {
+    if (token.type === "heading_open") highest = Math.min(highest, Number.parseInt(token.tag.slice(1), 10) || 1);
+  }
+  return 2 - highest;
+}
+
 // A flat token stream (markdown-it's opens and closes) into `root`, with an explicit stack, so the
 // depth of the text never becomes the depth of this function's recursion. `inline` tokens carry
 // their own flat stream in `children`, walked the same way one level down; nothing deeper.
 function build(root, tokens, inlineLevel = false) {
+  const shift = inlineLevel ? 0 : headingShift(tokens);
   const stack = [root];
   const addressAfter = new Map(); // a link drawn as text -> the address to show after its words
   const top = () => stack[stack.length - 1];
@@ -166,7 +177,7 @@ function build(root, tokens, inlineLevel = false) {
       stack.push(node);
     } else if (type === "heading_open") {
       const level = Number.parseInt(token.tag.slice(1), 10) || 1;
-      const h = el("h" + Math.min(6, level + 2));
+      const h = el("h" + Math.min(6, level + shift));
       top().append(h);
       stack.push(h);
     } else if (type === "table_open") {

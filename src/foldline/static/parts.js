@@ -664,6 +664,8 @@ const STDOUT = /^\s*<local-command-(stdout|stderr)>([\s\S]*?)<\/local-command-\1
 const COMMAND = /<command-name>([\s\S]*?)<\/command-name>/;
 const COMMAND_ARGS = /<command-args>([\s\S]*?)<\/command-args>/;
 const REMINDER = /<system-reminder>([\s\S]*?)<\/system-reminder>/g;
+// What Claude Code writes as a user line when the person stops it (Escape), not what they typed.
+const INTERRUPTED = /^\s*\[Request interrupted by user[^\]\n]{0,80}\]\s*$/;
 
 function metaFold(msgId, index, label, text, className = "meta") {
   const details = fold(className, msgId, index);
@@ -696,6 +698,11 @@ function claudeCodeText(msgId, index, part, state) {
   // A line Claude Code marked isMeta (the caveat, an expanded command's prompt): folded away.
   if (meta.isMeta === true && !COMMAND.test(text) && !STDOUT.test(text)) {
     return metaFold(msgId, index, /^\s*Caveat:/.test(text) ? "Caveat" : "Meta", text.trim());
+  }
+  if (INTERRUPTED.test(text)) {
+    const node = el("div", "part cc-interrupt", text.trim());
+    node.dataset.cc = "interrupt";
+    return node;
   }
   if (!text.includes("<")) return null;
   found = STDOUT.exec(text);
@@ -740,6 +747,24 @@ function claudeCodeText(msgId, index, part, state) {
   return node;
 }
 
+// Codex gives the model context as user messages of its own (its environment, AGENTS.md, the
+// instructions); its importer marks them `injected`. Not a person's prompt: folded away as meta.
+const INJECTED = [
+  [/^\s*<environment_context>/, "Environment context"],
+  [/^\s*<user_instructions>/, "User instructions"],
+  [/^\s*# AGENTS\.md/, "AGENTS.md"],
+  [/^\s*<permissions/, "Permissions"],
+  [/^\s*<INSTRUCTIONS>/, "Instructions"],
+];
+
+function injectedText(msgId, index, part, state) {
+  const meta = state && state.meta && typeof state.meta === "object" ? state.meta : {};
+  if (meta.injected !== true) return null;
+  const text = String(part.text ?? "");
+  const found = INJECTED.find(([pattern]) => pattern.test(text));
+  return metaFold(msgId, index, found ? found[1] : "Context", text.trim());
+}
+
 // One part as an element. `state` is the part's fold state; `ctx` gives subagent folds.
 export function renderPart(msgId, index, part, state, ctx) {
   let node;
@@ -748,7 +773,7 @@ export function renderPart(msgId, index, part, state, ctx) {
   if (type === "reasoning") return reasoningFold(msgId, index, part, state);
   if (type === "text" && state?.cut?.field === "text") return longTextFold(msgId, index, part, state);
   if (type === "text") {
-    const own = claudeCodeText(msgId, index, part, state);
+    const own = injectedText(msgId, index, part, state) || claudeCodeText(msgId, index, part, state);
     if (own) {
       own.dataset.message = msgId;
       own.dataset.part = String(index);

@@ -33,6 +33,13 @@ export function outlineOn() {
   }
 }
 
+// Read every older page of the transcript on the page (its subagents' stay as they are), as
+// "Jump to the start" does: the `g` key's first message is the transcript's.
+export function loadStart() {
+  const main = [...shown].find((t) => t.call === null);
+  return main ? main.loadAll() : Promise.resolve();
+}
+
 export function setOutline(on) {
   try {
     localStorage.setItem(OUTLINE_KEY, on ? "1" : "0");
