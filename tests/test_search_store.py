@@ -111,7 +111,8 @@ def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # a store made before search: every migration but the ones that bring and remake its index
-    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] not in (2, 6)])
+    # (and 8, which changes how the chunks it brings are stored)
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] not in (2, 6, 8)])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -126,7 +127,7 @@ def test_migration_2_indexes_the_parts_already_stored(
             t.put_message(account["id"], agent, message_id, message)
         monkeypatch.undo()
         caplog.set_level(logging.INFO, logger="foldline")
-        assert store.migrate() == [2, 6]
+        assert store.migrate() == [2, 6, 8]
         assert "search index: 450 of 450 parts" in caplog.text
         assert "search index: 200 of 450 parts" in caplog.text
         if fresh_url.startswith("sqlite"):  # migration 6 indexed every chunk row again
@@ -383,3 +384,42 @@ def test_postgres_gives_its_index_a_time_limit_for_that_statement_only(
         found = store.matching_ids(conn, [word], select(conversations.c.id), None, 20, None)
         assert found is not None and len(found.ids) == 1 and found.stopped is None  # the index answered
         assert conn.exec_driver_sql("SHOW statement_timeout").scalar_one() == before
+
+
+def test_migration_8_compresses_new_chunks_with_lz4_and_keeps_the_old_ones_found(
+    fresh_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PostgreSQL: chunks written before it keep pglz, chunks written after are lz4; both are
+    read, sliced and found as before, and a message replaced after it leaves no stale hit."""
+    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 8])
+    store = open_store(fresh_url)
+    try:
+        t = Transcripts(store)
+        account = t.create_account("before 8")["id"]
+        agent = t.create_agent(account, t.create_workspace("before 8", [account])["id"])["id"]
+        body = "compressible line of output\n" * 2_000  # past TOAST's threshold, so compressed
+        old, new, replaced = new_id(), new_id(), new_id()
+        t.put_message(account, agent, old, assistant([bash(body + "needle-eight old" + body)], old))
+        t.put_message(account, agent, replaced, user("needle-eight replaced", replaced))
+        monkeypatch.undo()
+        assert store.migrate() == [8]
+        t.put_message(account, agent, new, assistant([bash(body + "needle-eight new" + body)], new))
+        t.put_message(account, agent, replaced, user("gone", replaced))
+        hits = t.search(account, "needle-eight", limit=100)["hits"]
+        assert [h["message_id"] for h in hits] == [new, old]
+        for h in hits:
+            assert h["start"] == len(body) and h["field"] == "output"
+            part = t.part_slice(account, agent, h["message_id"], 0, "output", len(body), len(body) + 16)
+            assert part["text"].startswith("needle-eight")
+        if store.engine.dialect.name == "postgresql":
+            with store.engine.connect() as conn:
+                methods = dict(
+                    conn.exec_driver_sql(
+                        "SELECT message_id, pg_column_compression(text) FROM part_text"
+                        " WHERE message_id IN (%s, %s) AND start = 0",
+                        (old, new),
+                    ).all()
+                )
+            assert methods == {old: "pglz", new: "lz4"}
+    finally:
+        store.close()

@@ -52,6 +52,8 @@ class Backend(Protocol):
 
     def rebuild_text_index(self, conn: Connection) -> None: ...
 
+    def compress_text_chunks(self, conn: Connection) -> None: ...
+
 
 # -- 1: accounts, workspaces, conversations, messages, parts (as first shipped) ------------
 
@@ -284,3 +286,13 @@ def agents_v7(conn: Connection, backend: Backend) -> None:
         " ON s.id = m.conversation_id WHERE s.id = conversations.id OR s.parent_id = conversations.id)"
         " WHERE parent_id IS NULL"
     )
+
+
+# -- 8: the chunks' text compressed with lz4 where the engine has it (PostgreSQL) ---------------
+
+
+def chunks_lz4_v8(conn: Connection, backend: Backend) -> None:
+    """New chunk rows' text compressed with lz4 rather than pglz on PostgreSQL (a third of a
+    write's cost of the chunk rows, measured in ``docs/benchmarks.md``); the rows already stored
+    keep pglz, which PostgreSQL reads as before, so nothing is rewritten. SQLite: nothing."""
+    backend.compress_text_chunks(conn)

@@ -22,7 +22,16 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
-from .migrations import Backend, add_v5_checked, agents_v7, create_v1, create_v2, text_index_v6, tokens_v3
+from .migrations import (
+    Backend,
+    add_v5_checked,
+    agents_v7,
+    chunks_lz4_v8,
+    create_v1,
+    create_v2,
+    text_index_v6,
+    tokens_v3,
+)
 
 metadata = MetaData()
 
@@ -211,4 +220,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (5, "messages.checked: the read stamp a message was validated under", add_v5_checked),
     (6, "the text index keeps rows, not positions (SQLite FTS5 detail='none')", text_index_v6),
     (7, "the agents list's facts and totals, per-message usage, usage_totals", agents_v7),
+    (8, "the chunks' text compressed with lz4 (PostgreSQL)", chunks_lz4_v8),
 ]

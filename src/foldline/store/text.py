@@ -95,6 +95,9 @@ class TextStore:
     def rebuild_text_index(self, conn: Connection) -> None:
         """Make the engine's text index anew over every chunk row (migration 6)."""
 
+    def compress_text_chunks(self, conn: Connection) -> None:
+        """Compress the chunk rows written from now on as the engine does it best (migration 8)."""
+
     def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
         """Add a message's (new) chunk rows to an index that is not kept by itself."""
 
