@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,20 +29,26 @@ BACKENDS = ["sqlite", "postgres"]
 IN_PROCESS_URL = "http://foldline.test"
 
 
-@pytest.fixture(scope="session")
-def pg_url() -> Iterator[str]:
-    name = f"foldline_test_{uuid.uuid4().hex[:12]}"
+@contextmanager
+def pg_database(prefix: str) -> Iterator[str]:
+    """A PostgreSQL database of its own, made at ``PG_ADMIN``'s server and dropped after."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     try:
         admin = psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5)
     except psycopg.OperationalError as exc:
         pytest.fail(f"PostgreSQL is needed at {PG_ADMIN} (set FOLDLINE_TEST_PG): {exc}")
-    admin.execute(f'CREATE DATABASE "{name}"')
-    base = PG_ADMIN.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+        try:
+            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
+        finally:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> Iterator[str]:
+    with pg_database("foldline_test") as url:
+        yield url
 
 
 def make_url(backend: str, tmp: Path, request: pytest.FixtureRequest) -> str:

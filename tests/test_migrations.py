@@ -11,9 +11,8 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-import psycopg
 import pytest
-from conftest import BACKENDS, PG_ADMIN
+from conftest import BACKENDS, pg_database
 from sqlalchemy import select
 
 import foldline.store.base as store_base
@@ -30,13 +29,8 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield str(tmp_path / "fresh.db")
         return
-    name = f"foldline_fresh_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True, connect_timeout=5) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with pg_database("foldline_fresh") as url:
+        yield url
 
 
 def test_concurrent_starts_on_a_fresh_database_migrate_once(fresh_url: str) -> None:

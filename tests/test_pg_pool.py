@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import psycopg
 import pytest
-from conftest import PG_ADMIN
+from conftest import PG_ADMIN, pg_database
 
 from foldline.settings import Settings
 from foldline.store import open_store, postgres
@@ -23,13 +23,8 @@ from foldline.transcripts import Transcripts
 @pytest.fixture
 def own_database() -> Iterator[str]:
     """A database of this test's own: ending its sessions touches no other test's pool."""
-    name = f"foldline_pool_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with pg_database("foldline_pool") as url:
+        yield url
 
 
 def end_sessions(database: str) -> int:

@@ -16,15 +16,13 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import orjson
-import psycopg
 import pytest
-from conftest import PG_ADMIN
+from conftest import pg_database
 from servers import free_port
 from test_serve import read_until
 
@@ -128,13 +126,8 @@ def test_one_person_path_as_typed(folder: Path) -> None:
 
 @pytest.fixture
 def team_db() -> Iterator[str]:
-    name = f"foldline_readme_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with pg_database("foldline_readme") as url:
+        yield url
 
 
 def test_team_path_as_typed(folder: Path, team_db: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import BACKENDS, PG_ADMIN
+from conftest import BACKENDS, PG_ADMIN, pg_database
 from core_helpers import assistant, bash, new_id, thought, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -98,13 +98,8 @@ def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     if request.param == "sqlite":
         yield str(tmp_path / "old.db")
         return
-    name = f"foldline_mig_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(PG_ADMIN, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-        try:
-            yield f"{PG_ADMIN.rsplit('/', 1)[0]}/{name}"
-        finally:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with pg_database("foldline_mig") as url:
+        yield url
 
 
 def test_migration_2_indexes_the_parts_already_stored(
