@@ -214,8 +214,8 @@ class MessageRow:
 # A page read's rows as the driver returns them (:meth:`Store.read_page`): a message is
 # (id, position, seq, head, checked, created_at) and a part (position, idx, tool, body, ref), the
 # JSON texts (head, body, ref) as UTF-8 bytes where the driver can hand them over undecoded.
-PageMessage = tuple[str, int, int, "str | bytes", "str | None", "str | None"]
-PagePart = tuple[int, int, "str | None", "str | bytes", "str | bytes | None"]
+PageMessage = tuple[str, int, int, str | bytes, str | None, str | None]
+PagePart = tuple[int, int, str | None, str | bytes, str | bytes | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -877,7 +877,8 @@ class Store(TextStore):
     @contextmanager
     def driver_read(self) -> Iterator[Any]:
         """The driver's own cursor in one read snapshot, for the hottest read (a page): with
-        SQLAlchemy's Connection around them, its three statements cost twice as much."""
+        SQLAlchemy's Connection around them, its statements cost twice as much. A backend that
+        reads a page in one statement may drop the transaction (PostgreSQL does)."""
         conn = self.engine.raw_connection()
         try:
             cursor = conn.cursor()
@@ -888,10 +889,6 @@ class Store(TextStore):
                 cursor.execute("ROLLBACK")  # it only read
         finally:
             conn.close()
-
-    def _run(self, conn: Connection, statement: Prepared, params: dict[str, Any]) -> Any:
-        """Run a statement built once, straight through the driver (its events still fire)."""
-        return conn.exec_driver_sql(statement.sql, statement.bind(params))
 
     def _page_sql(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> PageSQL:
         key = (cut, call, limited, before)

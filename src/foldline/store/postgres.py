@@ -122,22 +122,11 @@ class PostgresStore(Store):
         # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
         # conversation (with the caller's membership), its page of messages and their parts, as
         # rows of one shape told apart by `kind`. Each round trip here costs more than the rows.
-        # Text comes back as PostgreSQL sent it, UTF-8 bytes: the page sends its JSON as it is.
         statement = self._one_statement(cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
                                   "limit": None if limit is None else limit + 1}  # fmt: skip
-        conn = self.engine.raw_connection()
-        try:
-            driver: Any = conn.driver_connection
-            driver.autocommit = True
-            try:
-                cursor = driver.cursor()
-                cursor.adapters.register_loader("text", Utf8Bytes)
-                found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
-            finally:
-                driver.autocommit = False
-        finally:
-            conn.close()
+        with self.driver_read() as cursor:
+            found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
         if not found or found[0][0] != 0:
             return None
         _, *head, seq, _ = found[0]
@@ -156,6 +145,23 @@ class PostgresStore(Store):
             key=lambda r: (r[0], r[1]),  # position, index
         )
         return PageRead(conv, page, part_rows, more, conv.seq)
+
+    @contextmanager
+    def driver_read(self) -> Iterator[Any]:
+        # In autocommit: a page is one statement, its own snapshot. Text comes back as the UTF-8
+        # bytes PostgreSQL sent (Utf8Bytes): the page sends its JSON as it is.
+        conn = self.engine.raw_connection()
+        try:
+            driver: Any = conn.driver_connection
+            driver.autocommit = True
+            try:
+                cursor = driver.cursor()
+                cursor.adapters.register_loader("text", Utf8Bytes)
+                yield cursor
+            finally:
+                driver.autocommit = False
+        finally:
+            conn.close()
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
