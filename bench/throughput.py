@@ -181,7 +181,10 @@ def foldline(
     env = {"FOLDLINE_DB": url, **(env or {})}
     if source is not None:
         env["PYTHONPATH"] = str(source)
-    return start(f"foldline x{workers}" if source is None else BASELINE, argv, env, port, probe, token)
+    name = f"foldline x{workers}" if source is None else BASELINE
+    if env.get("FOLDLINE_PAGE_CACHE_MB") == "0":
+        name = UNCACHED
+    return start(name, argv, env, port, probe, token)
 
 
 def checkout(rev: str, folder: Path) -> Path:
@@ -248,6 +251,7 @@ def measure_load(
             response.raise_for_status()
             bodies[path] = response.content
         servers.append(foldline(url, 2, pages["cut"], token))
+        servers.append(foldline(url, 1, pages["cut"], token, env={"FOLDLINE_PAGE_CACHE_MB": "0"}))
         if baseline is not None:
             servers.append(foldline(url, 1, pages["cut"], token, source=baseline))
         with tempfile.TemporaryDirectory() as folder:
@@ -332,10 +336,12 @@ def measure_memory(backend: str, url: str, ids: dict[str, str]) -> list[Memory]:
 BACKENDS = {"SQLite": sqlite_url, "PostgreSQL": postgres_url}
 SERVERS = ("foldline x1", "foldline x2", "bare ASGI")
 BASELINE = "foldline x1, baseline"
+UNCACHED = "foldline x1, no page cache"
 
 LOAD_HEADER = (
     "| backend | page | bytes | foldline req/s (8 conn) | bare ASGI req/s | ratio | `--workers 2` req/s "
-    "| x2 / x1 | p99 ms (32 conn): foldline / x2 / bare |\n|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    "| x2 / x1 | p99 ms (32 conn): foldline / x2 / bare | no page cache: req/s, ratio, p99 ms |"
+    "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 )
 MEMORY_HEADER = (
     "| backend | Accept-Encoding | part (MB) | idle RSS (MB) | peak RSS (MB) | peak - idle | "
@@ -354,9 +360,11 @@ def format_load(r: Result) -> str:
     if BASELINE in r.rps:
         before = med(r.rps[BASELINE])
         flag += f" (baseline: {before:,.0f} req/s, {before / base:.3f} of bare; p99 {med(r.p99[BASELINE]):.0f} ms)"
+    cold = med(r.rps.get(UNCACHED, []))
+    uncached = f"{cold:,.0f}, {cold / base:.3f}, {med(r.p99.get(UNCACHED, [])):.0f}"
     return (
         f"| {r.backend} | {r.page} | {r.size:,} | {one:,.0f} | {base:,.0f} | {one / base:.3f} | {two:,.0f} "
-        f"| {two / one:.2f} | {p99}{flag} |"
+        f"| {two / one:.2f} | {p99}{flag} | {uncached} |"
     )
 
 

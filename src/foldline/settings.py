@@ -46,6 +46,9 @@ class Settings:
     gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
     # Threads that run reads against the database (the page read), per process.
     db_threads: int = field(default_factory=lambda: int(env_number("FOLDLINE_DB_THREADS", "4")))
+    # Memory for pages this process has sent, each checked against the database on every read
+    # (foldline.pagecache); 0 reads every page from the database.
+    page_cache_mb: float = field(default_factory=lambda: env_number("FOLDLINE_PAGE_CACHE_MB", "64"))
     # How long a process trusts a token it has found, without asking again (0: ask every time).
     token_cache_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_TOKEN_CACHE_SECONDS", "5"))
     # Seconds a page of search hits may take; past it the page ends early, partial, with a cursor
@@ -63,8 +66,10 @@ class Settings:
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
         limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
-        if self.token_cache_seconds < 0 or self.search_seconds < 0:
-            raise ValueError("FOLDLINE_TOKEN_CACHE_SECONDS and FOLDLINE_SEARCH_SECONDS must not be negative")
+        if self.token_cache_seconds < 0 or self.search_seconds < 0 or self.page_cache_mb < 0:
+            raise ValueError(
+                "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS and FOLDLINE_PAGE_CACHE_MB must not be negative"
+            )
         if min(*limits, self.max_whole_reads, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):

@@ -38,6 +38,7 @@ from .message import (
     set_unknown_outcome,
     tool_name,
 )
+from .pagecache import PageCache
 from .registry import Registry
 from .settings import Settings
 from .store import (
@@ -163,6 +164,7 @@ class Transcripts:
         self.registry = registry or Registry.load(self.settings.registry)
         self.read_stamp = read_stamp(self.registry)
         self._retired = frozenset(name for name, tool in self.registry.tools.items() if tool.retired)
+        self._pages = PageCache(int(self.settings.page_cache_mb * 2**20))
         # token hash -> (account id, monotonic time it is good until); see forget_tokens().
         self._tokens: dict[str, tuple[str, float]] = {}
         self._tokens_lock = threading.Lock()
@@ -613,14 +615,21 @@ class Transcripts:
             self.conversation(account, agent, call)  # a conversation not visible is the one not-found
             raise
         text_tools = self.registry.text_tools if cut else None
-        found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor)
+        key = (agent, call, cut, limit, cursor)
+        kept = self._pages.get(key)
+        known = None if kept is None else kept.seq
+        found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor, known_seq=known)
         if found is None:
             raise NotFound()
+        if found.unchanged and kept is not None:
+            return kept.body
         out = [b'{"messages":[']
         self._page_bytes(found, out, dated=cut)
         after = b"null" if not (found.more and found.messages) else b'"%d"' % found.messages[0][1]
         out.append(b'],"next":%s,"seq":%d}' % (after, found.seq))
-        return b"".join(out)
+        page = b"".join(out)
+        self._pages.put(key, found.seq, page)
+        return page
 
     def _page_bytes(self, page: PageRead, out: list[bytes], dated: bool) -> None:
         """Add a page's messages to ``out``, comma-separated, as a read sends them.

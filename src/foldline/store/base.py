@@ -222,13 +222,15 @@ PagePart = tuple[int, int, str | None, str | bytes, str | bytes | None]
 class PageRead:
     """What :meth:`Store.read_page` found in one snapshot: the conversation, a page of its
     messages (oldest first) and their parts (by position, then index), whether older messages
-    exist, and the conversation's seq."""
+    exist, and the conversation's seq. ``unchanged``: the conversation is still at the seq the
+    caller knew, and nothing else was read."""
 
     conv: Conversation
     messages: list[PageMessage]
     parts: list[PagePart]
     more: bool
     seq: int
+    unchanged: bool = False
 
 
 class Store(TextStore):
@@ -848,12 +850,12 @@ class Store(TextStore):
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
-        before: int | None,
+        before: int | None, known_seq: int | None = None,
     ) -> PageRead | None:
         """:meth:`visible_conversation` and its :meth:`page`, in one read snapshot: what a
         transcript read asks of the database, in three statements built once (per backend and
         registry), run on the driver's own cursor and read by position. None when the account
-        may not read the conversation."""
+        may not read the conversation; ``unchanged`` and no page when it is at ``known_seq``."""
         sql = self._page_sql(cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
                                   "limit": None if limit is None else limit + 1}  # fmt: skip
@@ -862,6 +864,8 @@ class Store(TextStore):
             if found is None:
                 return None
             conv = Conversation(*found)
+            if conv.seq == known_seq:
+                return PageRead(conv, [], [], False, conv.seq, unchanged=True)
             params.update(conv=conv.id, owner=conv.owner_id)
             rows = cursor.execute(sql.messages.sql, sql.messages.bind(params)).fetchall()
             more = limit is not None and len(rows) > limit

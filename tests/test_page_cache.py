@@ -1,0 +1,145 @@
+"""A page read again is sent from this process's copy when the conversation has not been
+written since (docs/architecture.md, "Pages already sent are kept"); any write, from any process, and any
+change of access is seen at once."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from conftest import World
+from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought, user
+from sqlalchemy import text
+from test_query_count import counted
+
+from foldline.errors import NotFound
+from foldline.settings import Settings
+from foldline.store import PageRead, Store, open_store
+from foldline.transcripts import Transcripts
+
+
+def fill(world: World, turns: int) -> None:
+    for n in range(turns):
+        put(world.alice, world.agent, user(f"turn {n}"))
+        put(world.alice, world.agent, assistant([thought(LONG_THOUGHT), bash(BIG_OUTPUT[: 10_000 * (n % 3 + 1)])]))
+
+
+def edit_behind_its_back(store: Store, old: str, new: str) -> None:
+    """Change stored text without a write: what SQL typed by hand into the database does."""
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE messages SET head = replace(head, :old, :new)"), {"old": old, "new": new})
+
+
+def texts(page: dict) -> list[str]:
+    return [p["text"] for m in page["messages"] for p in m["parts"] if p["type"] == "text"]
+
+
+def test_a_page_read_again_is_one_small_statement(world: World, transcripts: Transcripts, store: Store) -> None:
+    fill(world, 10)
+    first = transcripts.page_json(world.alice_id, world.agent, cut=True, limit=20)
+    with counted(store) as statements:
+        again = transcripts.page_json(world.alice_id, world.agent, cut=True, limit=20)
+    assert again == first
+    sent = [s for s in statements if s not in ("BEGIN", "ROLLBACK")]
+    assert len(sent) == 1  # whether the caller may read it, at which seq: no messages, no parts
+
+
+def test_the_store_reads_no_message_of_a_conversation_at_the_known_seq(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    fill(world, 3)
+    seq = transcripts.messages(world.alice_id, world.agent, limit=1)["seq"]
+    cut = transcripts.registry.text_tools
+
+    def read(known: int | None) -> PageRead | None:
+        return store.read_page(world.alice_id, world.agent, None, cut=cut, limit=4, before=None, known_seq=known)
+
+    same, older, unknown = read(seq), read(seq - 1), read(None)
+    assert same is not None and same.unchanged and (same.messages, same.parts, same.seq) == ([], [], seq)
+    assert older is not None and not older.unchanged and len(older.messages) == 4 and older.parts
+    assert unknown == older
+    assert store.read_page(world.bob_id, world.agent, None, cut=cut, limit=4, before=None, known_seq=seq) is None
+
+
+def test_the_kept_copy_is_what_is_sent_until_the_next_write(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    """The documented limit, which shows the copy is used: a change made behind Foldline's back
+    is sent only once the conversation is written again; without the cache, at once."""
+    put(world.alice, world.agent, user("hello"))
+    assert texts(world.alice.messages(world.agent, cut=True, limit=10)) == ["hello"]
+    uncached = Transcripts(store, settings=dataclasses.replace(transcripts.settings, page_cache_mb=0))
+    uncached.page_json(world.alice_id, world.agent, cut=True, limit=10)
+
+    edit_behind_its_back(store, '"role":"user"', '"role":"user","metadata":{"edited":1}')
+    assert "metadata" not in world.alice.messages(world.agent, cut=True, limit=10)["messages"][0]
+    assert uncached.messages(world.alice_id, world.agent, cut=True, limit=10)["messages"][0]["metadata"] == {
+        "edited": 1
+    }
+
+    put(world.alice, world.agent, user("a write"))
+    page = world.alice.messages(world.agent, cut=True, limit=10)
+    assert page["messages"][0]["metadata"] == {"edited": 1}
+    assert texts(page) == ["hello", "a write"]
+
+
+def test_every_write_is_seen(world: World) -> None:
+    """A new message, a replaced one, a turn-end and a subagent's message each change the pages
+    that show them, and no other page is confused with them."""
+    u1, a1 = new_id(), new_id()
+    put(world.alice, world.agent, user("first", message_id=u1))
+    open_call = {"type": "tool-bash", "toolCallId": "c1", "state": "input-available", "input": {"command": "ls"}}
+    put(world.alice, world.agent, assistant([open_call], message_id=a1))
+
+    def read() -> tuple[dict, dict, dict]:
+        return (world.alice.messages(world.agent, cut=True, limit=1), world.alice.messages(world.agent, cut=True),
+                world.alice.messages(world.agent))  # fmt: skip
+
+    limited, cut, whole = read()
+    assert [m["id"] for m in limited["messages"]] == [a1] and len(cut["messages"]) == len(whole["messages"]) == 2
+
+    put(world.alice, world.agent, user("replaced", message_id=u1))
+    assert texts(read()[1]) == ["replaced"]
+    world.alice.end_turn(world.agent)
+    assert [p["state"] for p in read()[0]["messages"][0]["parts"]] == ["output-error"]
+    assert read()[1]["seq"] > cut["seq"]
+
+    with pytest.raises(NotFound):  # no such subagent yet
+        world.alice.messages(world.agent, call="toolu_01")
+    put(world.alice, world.agent, user("in a subagent"), call="toolu_01")
+    assert texts(world.alice.messages(world.agent, call="toolu_01", cut=True)) == ["in a subagent"]
+    assert texts(world.alice.messages(world.agent, cut=True)) == ["replaced"]
+
+
+def test_a_write_from_another_process_is_seen(world: World, transcripts: Transcripts, db_url: str) -> None:
+    put(world.alice, world.agent, user("mine"))
+    before = transcripts.messages(world.alice_id, world.agent, cut=True, limit=5)
+    other_store = open_store(db_url)
+    try:
+        other = Transcripts(other_store, settings=Settings(db=db_url))
+        for message, call in ((user("from another process"), None), (user("and another"), "toolu_02")):
+            other.put_message(world.alice_id, world.agent, message["id"], message, call=call)
+    finally:
+        other_store.close()
+    after = transcripts.messages(world.alice_id, world.agent, cut=True, limit=5)
+    assert texts(after) == ["mine", "from another process"] and after["seq"] > before["seq"]
+
+
+def test_access_is_asked_of_the_database_every_time(world: World, transcripts: Transcripts) -> None:
+    put(world.alice, world.agent, user("team work"))
+    carol = add_member(transcripts, world.workspace, "carol")
+    assert texts(transcripts.messages(carol["id"], world.agent, cut=True, limit=5)) == ["team work"]
+    transcripts.remove_member(world.workspace, carol["id"])
+    with pytest.raises(NotFound):
+        transcripts.page_json(carol["id"], world.agent, cut=True, limit=5)
+    with pytest.raises(NotFound):  # and a stranger never reaches the kept copy
+        transcripts.page_json(world.bob_id, world.agent, cut=True, limit=5)
+
+
+def test_a_cut_page_and_a_whole_one_are_kept_apart(world: World, transcripts: Transcripts) -> None:
+    put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
+    cut = transcripts.messages(world.alice_id, world.agent, cut=True)
+    whole = transcripts.messages(world.alice_id, world.agent)
+    assert "cutParts" in cut["messages"][0] and "cutParts" not in whole["messages"][0]
+    assert whole["messages"][0]["parts"][0]["output"] == BIG_OUTPUT  # 2 MB: over an eighth, not kept
+    assert transcripts.messages(world.alice_id, world.agent, cut=True) == cut
