@@ -37,7 +37,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .base import Conversation, PageRead, Store, StoredBody, slot
+from .base import Conversation, PageRead, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
@@ -72,6 +72,9 @@ class Utf8Bytes(Loader):
 
     def load(self, data: Buffer) -> bytes:
         return bytes(data)
+
+
+CONVERSATION_SEQ = list(Conversation.__dataclass_fields__).index("seq")  # in a row of CONVERSATION
 
 
 def _text(value: Any) -> Any:
@@ -122,9 +125,21 @@ class PostgresStore(Store):
         # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
         # conversation (with the caller's membership), its page of messages and their parts, as
         # rows of one shape told apart by `kind`. Each round trip here costs more than the rows.
-        statement = self._one_statement(cut, call_id is not None, limit is not None, before is not None)
+        # With a kept copy, the conversation alone first: its small statement is the whole read
+        # while the copy holds, and a copy stops holding only after a write.
+        shape = (cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
-                                  "limit": None if limit is None else limit + 1, "known": known_seq}  # fmt: skip
+                                  "limit": None if limit is None else limit + 1}  # fmt: skip
+        if known_seq is not None:
+            check = self._page_sql(*shape).conversation
+            with self.driver_read() as cursor:
+                row = cursor.execute(check.sql, check.bind(params)).fetchone()
+            if row is None:
+                return None
+            if row[CONVERSATION_SEQ] == known_seq:
+                conv = Conversation(*[_text(value) for value in row])
+                return PageRead(conv, [], [], False, conv.seq, unchanged=True)
+        statement = self._one_statement(*shape)
         with self.driver_read() as cursor:
             found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
         if not found or found[0][0] != 0:
@@ -133,8 +148,6 @@ class PostgresStore(Store):
         fields = [_text(value) for value in head]
         ident, workspace, owner, parent, call, title, created, updated = fields
         conv = Conversation(ident, workspace, owner, parent, call, title, int(seq), created, updated)
-        if conv.seq == known_seq:  # the statement read no message
-            return PageRead(conv, [], [], False, conv.seq, unchanged=True)
         rows = sorted((r for r in found if r[0] == 1), key=lambda r: r[9], reverse=True)  # by position
         more = limit is not None and len(rows) > limit
         if more:
@@ -199,7 +212,6 @@ class PostgresStore(Store):
             m = page.where(
                 messages.c.conversation_id == select(c.c.id).scalar_subquery(),
                 messages.c.owner_id == select(c.c.owner_id).scalar_subquery(),
-                select(c.c.seq).scalar_subquery().is_distinct_from(slot("known")),
             ).cte("m")
             p = part_query.where(
                 parts.c.conversation_id == select(c.c.id).scalar_subquery(),
