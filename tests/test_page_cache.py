@@ -5,6 +5,7 @@ change of access is seen at once."""
 from __future__ import annotations
 
 import dataclasses
+import tracemalloc
 
 import pytest
 from conftest import World
@@ -13,9 +14,10 @@ from sqlalchemy import text
 from test_query_count import counted
 
 from foldline.errors import NotFound
+from foldline.pagecache import PageCache
 from foldline.settings import Settings
 from foldline.store import PageRead, Store, open_store
-from foldline.transcripts import Transcripts
+from foldline.transcripts import CALL_MAX, Transcripts, canonical_uuid
 
 
 def fill(world: World, turns: int) -> None:
@@ -143,3 +145,25 @@ def test_a_cut_page_and_a_whole_one_are_kept_apart(world: World, transcripts: Tr
     assert "cutParts" in cut["messages"][0] and "cutParts" not in whole["messages"][0]
     assert whole["messages"][0]["parts"][0]["output"] == BIG_OUTPUT  # 2 MB: over an eighth, not kept
     assert transcripts.messages(world.alice_id, world.agent, cut=True) == cut
+
+
+def test_the_kept_pages_stay_within_their_memory() -> None:
+    """FOLDLINE_PAGE_CACHE_MB bounds the memory the kept pages take, small pages too: a reader
+    may ask for as many small pages as it likes (every ``before`` is a page of its own), and each
+    costs its key and the cache's own entries besides its bytes."""
+    most = 2 * 2**20
+    cache, agent = PageCache(most), new_id()
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        for before in range(1, 20_000):
+            for call in (None, f"toolu_{before:0{CALL_MAX - 6}d}"):  # an agent's page, a subagent's
+                key = (canonical_uuid(agent.upper()), call, True, 50, before)  # as page_json makes it
+                cache.put(key, 7, b'{"messages":[],"next":null,"seq":7}')
+        taken = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    assert len(cache) > 1000
+    assert taken <= most * 1.1, f"{taken / 2**20:.1f} MB kept for {most / 2**20:.0f} MB"
+    tiny = PageCache(1000)  # a page the bound lets in is never too large for the cache
+    tiny.put((agent, f"toolu_{0:0{CALL_MAX - 6}d}", True, 1, None), 1, b"x" * 125)
