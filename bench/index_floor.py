@@ -5,9 +5,10 @@
 
 The floor under the write door's search cost (issue 8 asks for at most +30% over writing with no
 searchable text). The text is every string of the real session logs in ``tests/data/transcripts``
-(prompts, answers, thoughts, tool inputs and outputs), shuffled by line with a fixed seed and
-repeated to ``--mb``, cut in Foldline's chunks (``foldline.store.chunks.CHUNK`` code points) and
-written 20 chunks a transaction into a bare table, two ways in turn:
+(prompts, answers, thoughts, tool inputs and outputs), cut in lines and drawn at random with a
+fixed seed up to ``--mb`` (as ``bench/search.py`` builds its corpus), cut in Foldline's chunks
+(``foldline.store.chunks.CHUNK`` code points) and written 20 chunks a transaction into a bare
+table, two ways in turn:
 
 - **the text alone**: ``INSERT`` into ``t(id, text)``;
 - **with the engine's index**, as Foldline builds it: SQLite FTS5 (``tokenize='trigram'``,
@@ -57,10 +58,12 @@ def strings(value: Any) -> Iterator[str]:
 def corpus(chars: int) -> list[str]:
     """``chars`` code points of the logs' strings, in Foldline's chunks."""
     lines = [line for path in sorted(DATA.rglob("*.jsonl")) for line in path.read_bytes().splitlines() if line.strip()]
-    pieces = [s for line in lines for s in strings(orjson.loads(line))]
-    random.Random(8).shuffle(pieces)
-    text = "\n".join(pieces)
-    text = (text * (chars // len(text) + 1))[:chars]
+    pool = [piece for line in lines for s in strings(orjson.loads(line)) for piece in s.splitlines() if piece]
+    rng, drawn, size = random.Random(8), [], 0
+    while size < chars:
+        drawn.append(rng.choice(pool))
+        size += len(drawn[-1]) + 1
+    text = "\n".join(drawn)[:chars]
     return [text[start : start + CHUNK] for start in range(0, len(text), CHUNK)]
 
 
