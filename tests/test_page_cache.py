@@ -167,3 +167,19 @@ def test_the_kept_pages_stay_within_their_memory() -> None:
     assert taken <= most * 1.1, f"{taken / 2**20:.1f} MB kept for {most / 2**20:.0f} MB"
     tiny = PageCache(1000)  # a page the bound lets in is never too large for the cache
     tiny.put((agent, f"toolu_{0:0{CALL_MAX - 6}d}", True, 1, None), 1, b"x" * 125)
+
+
+def test_a_database_put_back_to_an_older_seq_is_read_then_kept_again(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    """As after restoring a backup under a running server: the copy no longer holds, the page is
+    read from the database once, and that read is what is kept from then on."""
+    fill(world, 2)
+    transcripts.page_json(world.alice_id, world.agent, cut=True, limit=3)
+    with store.engine.begin() as conn:
+        conn.execute(text("UPDATE conversations SET seq = seq - 1"))
+    older = transcripts.messages(world.alice_id, world.agent, cut=True, limit=3)
+    with counted(store) as statements:
+        again = transcripts.messages(world.alice_id, world.agent, cut=True, limit=3)
+    assert again == older
+    assert len([s for s in statements if s not in ("BEGIN", "ROLLBACK")]) == 1

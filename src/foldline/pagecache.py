@@ -57,9 +57,9 @@ class PageCache:
         if len(body) > self._largest or size > self.most_bytes:
             return
         with self._lock:
-            known = self._pages.get(key)
-            if known is None or known.seq <= seq:  # a slower read of an older seq keeps no copy
-                self._pages[key] = Kept(seq, body, size)
+            # The last read wins, even one of an older seq (a slower reader, or a database put
+            # back from a backup): a copy that no longer holds costs one more read, then heals.
+            self._pages[key] = Kept(seq, body, size)
 
     def __len__(self) -> int:
         return len(self._pages)
