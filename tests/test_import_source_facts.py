@@ -501,3 +501,25 @@ def test_a_summary_of_this_session_is_its_title(
     log = tmp_path / VIEWER.name
     log.write_bytes(b"".join(orjson.dumps(d) + b"\n" for d in [own, *lines]))
     assert main_title(transcripts, owner, log) == "Viewer setup, summed up"
+
+
+def test_importing_a_session_again_keeps_a_later_write_as_the_last_activity(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    """A message written through the API after the session's last line is the agent's last
+    activity; importing the same session again (from a copy elsewhere) writes nothing and
+    must not date the agent back to the session's end."""
+    account, workspace = owner
+    import_paths(transcripts, [HEY], account_id=account, workspace_id=workspace)
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    message = {"id": "8f0e7c2a-1b3d-4e5f-9a6b-7c8d9e0f1a2b", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+    transcripts.put_message(account, agent["id"], message["id"], message)
+    written = transcripts.agent(account, agent["id"])
+    assert written["updated_at"] > span(HEY)[1] and written["live"]
+
+    copy = tmp_path / "again"
+    copy.mkdir()
+    shutil.copy(HEY, copy / HEY.name)
+    assert import_paths(transcripts, [copy], account_id=account, workspace_id=workspace).messages == 0
+    again = transcripts.agent(account, agent["id"])
+    assert (again["created_at"], again["updated_at"], again["live"]) == (span(HEY)[0], written["updated_at"], True)

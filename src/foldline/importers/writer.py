@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from ..errors import NotFound
 from ..transcripts import Transcripts
 from .detect import Group
 from .session import Conversation, Json, Session, is_idle, short_title
@@ -83,6 +84,7 @@ class Writer:
         """Put the session's new and changed messages; ``hashes`` (per call, per message) is updated."""
         done = Summary()
         title = short_title(session.title) if session.title else None
+        before = self.dates(agent)
         created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
         if title and created["title"] != title and session.main.title:
             self.t.rename_agent(self.account, agent, title)
@@ -92,7 +94,7 @@ class Writer:
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
-            self.date(agent, session.main.first_at, max(lasts))
+            self.date(agent, session.main.first_at, max(lasts), before=before)
         done.agents = 1 if done.messages else 0
         return done
 
@@ -110,6 +112,7 @@ class Writer:
         return done
 
     def put_all(self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary) -> None:
+        before = None if call is None else self.dates(agent, call)
         for message in conv.messages:
             mark = digest(message)
             if seen.get(message["id"]) == mark:
@@ -127,10 +130,27 @@ class Writer:
         if title and found["title"] != title:
             self.t.rename_agent(self.account, agent, title, call=call)
         if conv.first_at and conv.last_at:
-            self.date(agent, conv.first_at, conv.last_at, call, found)
+            self.date(agent, conv.first_at, conv.last_at, call, found, before)
 
-    def date(self, agent: str, first: str, last: str, call: str | None = None, found: Json | None = None) -> None:
-        """Date a conversation by its source, unless it already is (a date written wakes followers)."""
+    def dates(self, agent: str, call: str | None = None) -> tuple[str, str] | None:
+        """A conversation's (created_at, updated_at) before this import writes to it, if it holds
+        any message yet."""
+        try:
+            conv = self.t.conversation(self.account, agent, call)
+        except NotFound:
+            return None
+        return (conv.created_at, conv.updated_at) if conv.seq else None
+
+    def date(
+        self, agent: str, first: str, last: str, call: str | None = None, found: Json | None = None,
+        before: tuple[str, str] | None = None,
+    ) -> None:
+        """Date a conversation by its source, unless it already is (a date written wakes followers).
+        One that held messages ``before`` this import keeps what lies outside its source's span:
+        a message written through the API after the session's last line stays its last activity,
+        however often the session is imported again."""
+        if before is not None:
+            first, last = min(first, before[0]), max(last, before[1])
         found = found or self.t.find_agent(self.account, agent, call)
         if found is None or (found["created_at"], found["updated_at"]) != (first, last):
             self.t.date_agent(self.account, agent, first, last, call=call)
