@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,7 +13,8 @@ import orjson
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, thought, user
 from psycopg.pq import Trace
-from sqlalchemy import event
+from sqlalchemy import Engine, event
+from sqlalchemy.pool import QueuePool
 
 from foldline.store import Store, StoredPart
 from foldline.transcripts import Transcripts
@@ -24,7 +26,7 @@ def counted(store: Store) -> Iterator[list[str]]:
     runs on the driver's own cursor, out of sight of SQLAlchemy's events. SQLite says each
     statement it runs; libpq's protocol trace shows each one PostgreSQL is asked to run."""
     statements: list[str] = []
-    store.engine.dispose()  # fresh connections, each watched from the start
+    renew_pool(store.engine)  # fresh connections, each watched from the start
     with tempfile.TemporaryFile("w+") as log:
 
         def watch(dbapi_conn: Any, record: Any) -> None:
@@ -39,9 +41,22 @@ def counted(store: Store) -> Iterator[list[str]]:
             yield statements
         finally:
             event.remove(store.engine, "connect", watch)
-            store.engine.dispose()
+            renew_pool(store.engine)
             log.seek(0)
             statements += [line for line in log if line.startswith("F\t") and sent_a_statement(line)]
+
+
+def renew_pool(engine: Engine) -> None:
+    """A fresh pool for ``engine``, and the old one's connections closed, those lent out (a
+    stream's poll, say) as soon as they come back: ``dispose()`` alone leaves those in a pool
+    nobody holds, to be dropped still open whenever it is collected."""
+    old = engine.pool
+    lent = old.checkedout() if isinstance(old, QueuePool) else 0
+    engine.dispose()  # the old pool is emptied and counts from 0; each return takes 1 off
+    deadline = time.monotonic() + 30
+    while isinstance(old, QueuePool) and old.checkedout() > -lent and time.monotonic() < deadline:
+        time.sleep(0.01)
+    old.dispose()
 
 
 def sent_a_statement(line: str) -> bool:
