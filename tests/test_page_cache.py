@@ -7,6 +7,8 @@ from __future__ import annotations
 import dataclasses
 import tracemalloc
 
+import httpx
+import psycopg
 import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought, user
@@ -183,3 +185,56 @@ def test_a_database_put_back_to_an_older_seq_is_read_then_kept_again(
         again = transcripts.messages(world.alice_id, world.agent, cut=True, limit=3)
     assert again == older
     assert len([s for s in statements if s not in ("BEGIN", "ROLLBACK")]) == 1
+
+
+# -- over a real server: kept pages checked on its event loop (PostgreSQL) or read on it (SQLite) --
+
+
+def served(world: World, token: str, path: str = "") -> httpx.Response:
+    """A cut page as the panel asks for it, from the real server."""
+    url = f"{world.url}/api/agents/{world.agent}{path}/messages?parts=cut&limit=10"
+    return httpx.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=20)
+
+
+def test_a_served_page_follows_every_write_and_every_access_change(
+    world: World, transcripts: Transcripts, db_url: str
+) -> None:
+    put(world.alice, world.agent, user("mine"))
+    first = served(world, world.alice_token)
+    assert served(world, world.alice_token).content == first.content
+    assert texts(first.json()) == ["mine"]
+
+    other_store = open_store(db_url)  # another process writes
+    try:
+        other = Transcripts(other_store, settings=Settings(db=db_url))
+        for message, call in ((user("from another process"), None), (user("in a subagent"), "toolu_07")):
+            other.put_message(world.alice_id, world.agent, message["id"], message, call=call)
+    finally:
+        other_store.close()
+    assert texts(served(world, world.alice_token).json()) == ["mine", "from another process"]
+    assert texts(served(world, world.alice_token, "/subagents/toolu_07").json()) == ["in a subagent"]
+
+    carol = add_member(transcripts, world.workspace, "carol")
+    assert texts(served(world, carol["token"]).json()) == ["mine", "from another process"]
+    transcripts.remove_member(world.workspace, carol["id"])
+    gone = served(world, carol["token"])
+    assert gone.status_code == 404 and gone.json()["error"]["code"] == "not_found"
+    assert served(world, world.bob_token).status_code == 404
+    assert served(world, world.bob_token, "/subagents/toolu_07").status_code == 404
+
+
+def test_postgres_checks_kept_pages_on_connections_of_their_own(world: World, db_url: str) -> None:
+    """What an operator sees in pg_stat_activity: the server's checks of kept pages go through
+    connections named for them (up to FOLDLINE_DB_THREADS per process)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("SQLite reads a kept page's seq on the event loop, from its file")
+    put(world.alice, world.agent, user("checked"))
+    for _ in range(3):
+        assert texts(served(world, world.alice_token).json()) == ["checked"]
+    with psycopg.connect(db_url) as conn:
+        rows = conn.execute(
+            "SELECT query FROM pg_stat_activity WHERE datname = current_database()"
+            " AND application_name = 'foldline page checks'"
+        ).fetchall()
+    assert 1 <= len(rows) <= Settings(db=db_url).db_threads
+    assert any(query.startswith("SELECT conversations.id") for (query,) in rows), rows

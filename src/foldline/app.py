@@ -148,6 +148,10 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = transcripts.listen(hub.notify)  # other processes' writes wake followers too
         poller = asyncio.create_task(hub.poll())  # and those no notice announces (SQLite)
+        checks = transcripts.seq_checks()  # kept pages checked on this loop (PostgreSQL)
+        if checks is not None:
+            await checks.open()
+            app.state.seq_checks = checks
         for work in background:
             work.start()
         try:
@@ -157,6 +161,9 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
                 work.stop()
             poller.cancel()
             stop()
+            app.state.seq_checks = None
+            if checks is not None:
+                await checks.close()
             app.state.db_pool.shutdown(wait=False)
 
     hub = Hub(transcripts.seqs, transcripts.settings.poll_seconds)
@@ -177,6 +184,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     # Reads that go to the database run here, a few at a time: more threads would only take
     # turns on one interpreter lock (and each one's CPU time grows with the others').
     app.state.db_pool = ThreadPoolExecutor(settings.db_threads, thread_name_prefix="foldline-db")
+    app.state.seq_checks = None  # until the lifespan opens them
     app.state.streams = Slots("event streams", settings.max_streams)
     app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
     app.add_exception_handler(FoldlineError, on_foldline_error)

@@ -549,11 +549,14 @@ class PageReads:
             self.transcripts.page_json, account, agent, call=call, cut=cut,
             limit=None if limit is None else int(limit), before=before,
         )  # fmt: skip
+        checks = scope["app"].state.seq_checks
         try:
             if self.on_loop and cut and limit is not None and int(limit) <= ON_LOOP_MOST:
-                page: bytes = work()
+                page: bytes | None = work()
             else:
-                page = await asyncio.get_running_loop().run_in_executor(self.pool, work)
+                page = None if checks is None else await self.transcripts.kept_page(checks, *work.args, **work.keywords)
+                if page is None:
+                    page = await asyncio.get_running_loop().run_in_executor(self.pool, work)
         except Exception:  # the route says why, in its own words
             return None
         return page

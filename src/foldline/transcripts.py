@@ -25,7 +25,7 @@ import orjson
 from . import search
 from .agentlist import PROJECT_MAX, encode_cursor, is_live, parse_list_query, usage_json
 from .cut import candidate, cut_text
-from .errors import BadRequest, Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from .errors import BadRequest, Conflict, FoldlineError, Forbidden, Invalid, NotFound, Unauthorized
 from .fields import FIELDS, searchable
 from .message import (
     NOT_IN_NAMES,
@@ -38,7 +38,7 @@ from .message import (
     set_unknown_outcome,
     tool_name,
 )
-from .pagecache import PageCache
+from .pagecache import PageCache, PageKey
 from .registry import Registry
 from .settings import Settings
 from .store import (
@@ -48,6 +48,7 @@ from .store import (
     Conversation,
     MessageRow,
     PageRead,
+    SeqChecks,
     StaleWrite,
     Store,
     StoredPart,
@@ -174,6 +175,11 @@ class Transcripts:
         """Whether a read is answered from a file on this machine (SQLite), with no network
         round trip to wait on."""
         return self._store.local
+
+    def seq_checks(self) -> SeqChecks | None:
+        """What checks kept pages from an event loop (:meth:`kept_page`), for that loop to open
+        and close; None where reads are local and need none."""
+        return self._store.seq_checks(self.settings.db_threads)
 
     @classmethod
     def open(cls, settings: Settings) -> Transcripts:
@@ -615,7 +621,7 @@ class Transcripts:
             self.conversation(account, agent, call)  # a conversation not visible is the one not-found
             raise
         text_tools = self.registry.text_tools if cut else None
-        key = (agent, call, cut, limit, cursor)
+        key: PageKey = (agent, call, cut, limit, cursor)
         kept = self._pages.get(key)
         known = None if kept is None else kept.seq
         found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor, known_seq=known)
@@ -630,6 +636,25 @@ class Transcripts:
         page = b"".join(out)
         self._pages.put(key, found.seq, page)
         return page
+
+    async def kept_page(
+        self, checks: SeqChecks, account: str, agent_id: str, *, call: str | None = None, cut: bool = False,
+        limit: int | None = None, before: str | None = None,
+    ) -> bytes | None:
+        """The page :meth:`page_json` would send, if this process kept it and the database says
+        it still holds (the account may read the conversation and it was not written since),
+        asked on the event loop through ``checks``; None sends the caller to :meth:`page_json`."""
+        if call is not None and not is_call(call):
+            return None
+        try:
+            key: PageKey = (canonical_uuid(agent_id), call, cut, limit, parse_cursor(before))
+        except FoldlineError:
+            return None
+        kept = self._pages.get(key)
+        if kept is None:
+            return None
+        seq = await checks.seq(account, key[0], call)
+        return kept.body if seq == kept.seq else None
 
     def _page_bytes(self, page: PageRead, out: list[bytes], dated: bool) -> None:
         """Add a page's messages to ``out``, comma-separated, as a read sends them.

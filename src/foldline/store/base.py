@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import (
     Connection,
@@ -192,6 +192,20 @@ class PageSQL:
     parts: Prepared
 
 
+class SeqChecks(Protocol):
+    """Asks, without leaving the event loop, whether a kept page still holds: the seq of a
+    conversation the account may read. Opened and closed by the loop that uses it
+    (:meth:`Store.seq_checks`)."""
+
+    async def open(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+    async def seq(self, account_id: str, agent_id: str, call_id: str | None) -> int | None:
+        """The conversation's seq; None when there is none the account may read."""
+        ...
+
+
 class StaleWrite(Exception):
     """A compare-and-set write found the message changed since it was read."""
 
@@ -290,6 +304,11 @@ class Store(TextStore):
         A backend without cross-process notices returns at once: followers then rely on polling.
         """
         return lambda: None
+
+    def seq_checks(self, size: int) -> SeqChecks | None:
+        """Up to ``size`` connections of the calling event loop's own, for :class:`SeqChecks`;
+        None where a read does not wait on a network (SQLite reads on the loop as it is)."""
+        return None
 
     def close(self) -> None:
         """Close the store's connections."""

@@ -12,6 +12,7 @@ from typing import Any
 import psycopg
 from psycopg.abc import Buffer
 from psycopg.adapt import Loader
+from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import (
     ARRAY,
     ColumnElement,
@@ -37,7 +38,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .base import Conversation, PageRead, Store, StoredBody
+from .base import Conversation, PageRead, Prepared, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
@@ -45,6 +46,7 @@ from .text import Matched
 from .url import shown
 
 PING_IDLE = 2.0  # seconds a pooled connection may rest before it is checked on its way out
+CHECK_WAIT = 1.0  # seconds a check waits for a connection; then the read goes the long way
 
 
 def ping_when_idle(engine: Engine) -> None:
@@ -113,10 +115,19 @@ class PostgresStore(Store):
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         stop = threading.Event()
-        url = self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
-        thread = threading.Thread(target=_listen, args=(url, callback, stop), daemon=True, name="foldline-listen")
+        args = (self.libpq_url, callback, stop)
+        thread = threading.Thread(target=_listen, args=args, daemon=True, name="foldline-listen")
         thread.start()
         return stop.set
+
+    def seq_checks(self, size: int) -> LoopChecks:
+        statements = {call: self._page_sql(None, call, False, False).conversation for call in (False, True)}
+        return LoopChecks(self.libpq_url, statements, size)
+
+    @property
+    def libpq_url(self) -> str:
+        """The database's URL as psycopg itself takes it (no SQLAlchemy driver name)."""
+        return self.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
@@ -339,6 +350,32 @@ class PostgresStore(Store):
     def storable_text(self, text: str) -> str:
         # PostgreSQL text cannot hold NUL: it is kept as U+FFFD (one code point for one, so offsets hold).
         return text.replace("\x00", "\ufffd")
+
+
+class LoopChecks:
+    """:class:`~.base.SeqChecks` on asynchronous connections of the loop that opens them: a
+    page this process kept is checked with one small statement, and no thread hop (a hop to a
+    thread and back costs more than the statement)."""
+
+    def __init__(self, url: str, statements: dict[bool, Prepared], size: int) -> None:
+        self.statements = statements
+        self.pool = AsyncConnectionPool(
+            url, min_size=1, max_size=size, open=False, timeout=CHECK_WAIT, name="foldline-checks",
+            kwargs={"autocommit": True, "application_name": "foldline page checks"},
+        )  # fmt: skip
+
+    async def open(self) -> None:
+        await self.pool.open()
+
+    async def close(self) -> None:
+        await self.pool.close()
+
+    async def seq(self, account_id: str, agent_id: str, call_id: str | None) -> int | None:
+        check = self.statements[call_id is not None]
+        params = check.bind({"account": account_id, "agent": agent_id, "call": call_id})
+        async with self.pool.connection() as conn:
+            row = await (await conn.execute(check.sql, params, prepare=True)).fetchone()
+        return None if row is None else int(row[CONVERSATION_SEQ])
 
 
 def _then(first: Matched, more: Matched) -> Matched:
