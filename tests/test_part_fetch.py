@@ -11,6 +11,8 @@ from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought
 
 from foldline import NotFound
+from foldline.settings import Settings
+from foldline.store import open_store
 from foldline.transcripts import Transcripts
 
 
@@ -89,3 +91,20 @@ def test_a_whole_read_dropped_half_way_leaves_the_service_working(world: World) 
     after = put(world.alice, world.agent, assistant([bash("still writing\n")]))
     assert world.alice.part(world.agent, str(after["id"]), 0)["output"] == "still writing\n"
     assert world.alice.part(world.agent, str(message["id"]), 0)["output"] == big
+
+
+def test_a_whole_read_closed_before_its_first_chunk_gives_its_connection_back(db_url: str) -> None:
+    """A reader gone right after the answer began: what the read held goes back to the pool at
+    once, not whenever the garbage collector comes by."""
+    with Transcripts(open_store(db_url), settings=Settings(db=db_url)) as own:  # a pool of its own
+        alice = own.create_account("alice")
+        workspace = own.create_workspace("team", [alice["id"]])
+        agent = own.create_agent(alice["id"], workspace["id"], "an agent")["id"]
+        message = assistant([bash(BIG_OUTPUT)])
+        own.put_message(alice["id"], agent, str(message["id"]), message)
+        pool = own._store.engine.pool
+        lent = pool.checkedout()  # type: ignore[attr-defined]
+        size, chunks = own.part_stream(alice["id"], agent, str(message["id"]), "0")
+        assert size > len(BIG_OUTPUT) and pool.checkedout() == lent + 1  # type: ignore[attr-defined]
+        chunks.close()  # type: ignore[attr-defined]
+        assert pool.checkedout() == lent  # type: ignore[attr-defined]

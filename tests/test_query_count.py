@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import tempfile
-import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -14,7 +13,6 @@ from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, thought, user
 from psycopg.pq import Trace
 from sqlalchemy import Engine, event
-from sqlalchemy.pool import QueuePool
 
 from foldline.store import Store, StoredPart
 from foldline.transcripts import Transcripts
@@ -48,15 +46,12 @@ def counted(store: Store) -> Iterator[list[str]]:
 
 def renew_pool(engine: Engine) -> None:
     """A fresh pool for ``engine``, and the old one's connections closed, those lent out (a
-    stream's poll, say) as soon as they come back: ``dispose()`` alone leaves those in a pool
-    nobody holds, to be dropped still open whenever it is collected."""
+    stream's poll, say) as they come back: ``dispose()`` alone leaves those in a pool nobody
+    holds, to be dropped still open whenever it is collected."""
     old = engine.pool
-    lent = old.checkedout() if isinstance(old, QueuePool) else 0
-    engine.dispose()  # the old pool is emptied and counts from 0; each return takes 1 off
-    deadline = time.monotonic() + 30
-    while isinstance(old, QueuePool) and old.checkedout() > -lent and time.monotonic() < deadline:
-        time.sleep(0.01)
-    old.dispose()
+    engine.dispose()
+    event.listen(old, "checkin", lambda dbapi_conn, record: record.invalidate())  # closed as it comes back
+    old.dispose()  # and any that came back before that
 
 
 def sent_a_statement(line: str) -> bool:

@@ -148,13 +148,13 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = transcripts.listen(hub.notify)  # other processes' writes wake followers too
         poller = asyncio.create_task(hub.poll())  # and those no notice announces (SQLite)
-        checks = transcripts.seq_checks()  # kept pages checked on this loop (PostgreSQL)
-        if checks is not None:
-            await checks.open()
-            app.state.seq_checks = checks
         for work in background:
             work.start()
+        checks = transcripts.seq_checks()  # kept pages checked on this loop (PostgreSQL)
         try:
+            if checks is not None:
+                await checks.open()
+                app.state.seq_checks = checks
             yield
         finally:
             for work in reversed(background):

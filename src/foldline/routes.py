@@ -556,7 +556,8 @@ class PageReads:
             else:
                 page = None if checks is None else await self.transcripts.kept_page(checks, *work.args, **work.keywords)
                 if page is None:
-                    page = await asyncio.get_running_loop().run_in_executor(self.pool, work)
+                    read = work if checks is None else functools.partial(work, reread=True)
+                    page = await asyncio.get_running_loop().run_in_executor(self.pool, read)
         except Exception:  # the route says why, in its own words
             return None
         return page

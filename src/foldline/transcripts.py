@@ -178,8 +178,8 @@ class Transcripts:
 
     def seq_checks(self) -> SeqChecks | None:
         """What checks kept pages from an event loop (:meth:`kept_page`), for that loop to open
-        and close; None where reads are local and need none."""
-        return self._store.seq_checks(self.settings.db_threads)
+        and close; None where reads are local, or no page is kept."""
+        return self._store.seq_checks(self.settings.db_threads) if self.settings.page_cache_mb > 0 else None
 
     @classmethod
     def open(cls, settings: Settings) -> Transcripts:
@@ -602,6 +602,7 @@ class Transcripts:
         cut: bool = False,
         limit: int | None = None,
         before: str | None = None,
+        reread: bool = False,
     ) -> bytes:
         """A page of a transcript as the API sends it, in one read of the database.
 
@@ -611,6 +612,7 @@ class Transcripts:
         ``tool`` column. Any other message (stored before stamps, under another registry's
         metadata schemas, or not through the write door) is decoded and checked part by part.
         `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
+        ``reread``: the caller has just asked (:meth:`kept_page`), so a kept copy is not asked about again.
         """
         if call is not None and not is_call(call):
             raise NotFound()
@@ -623,7 +625,7 @@ class Transcripts:
         text_tools = self.registry.text_tools if cut else None
         key: PageKey = (agent, call, cut, limit, cursor)
         kept = self._pages.get(key)
-        known = None if kept is None else kept.seq
+        known = None if kept is None or reread else kept.seq
         found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor, known_seq=known)
         if found is None:
             raise NotFound()

@@ -185,6 +185,35 @@ class StoredBody:
             close()
 
 
+class Chunks(Iterator[bytes]):
+    """A part's bytes as they are read, and ``release()`` once they are done with: at their
+    end, on an error, or on ``close()``, even one before the first chunk was asked for (a
+    generator's own ``close()`` runs nothing until it has started, so a reader gone before the
+    second chunk left its connection to the garbage collector)."""
+
+    def __init__(self, read: Iterator[bytes], release: Callable[[], None]) -> None:
+        self._read, self._release = read, release
+        self._done = False
+
+    def __next__(self) -> bytes:
+        try:
+            return next(self._read)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        close = getattr(self._read, "close", None)
+        try:
+            if close is not None:
+                close()
+        finally:
+            self._release()
+
+
 @dataclass(frozen=True, slots=True)
 class PageSQL:
     conversation: Prepared

@@ -38,7 +38,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .base import Conversation, PageRead, Prepared, Store, StoredBody
+from .base import Chunks, Conversation, PageRead, Prepared, Store, StoredBody
 from .errors import StoreError
 from .schema import messages, part_text, parts
 from .terms import like_pattern
@@ -205,7 +205,7 @@ class PostgresStore(Store):
             conn.close()
             return None
         key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
-        return StoredBody(found.tool, found.checked, found.size, _sliced(conn, key, found.size))
+        return StoredBody(found.tool, found.checked, found.size, Chunks(_sliced(conn, key, found.size), conn.close))
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         # One array parameter, not one parameter per name: the statement stays short enough for
@@ -414,17 +414,13 @@ FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
 def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
     """A part's bytes, read as they are asked for, one slice a round trip, through a cursor on
     the server (so between slices the connection is idle: a sending dropped half way leaves it
-    ready to roll back and go back to the pool); ``conn``, in the snapshot that found the part,
-    is closed at the end, or when the sending stops."""
-    try:
-        driver: Any = conn.connection.driver_connection
-        sent = 0
-        with driver.cursor(name="foldline_part", binary=True) as cursor:
-            cursor.execute(SLICES, key)
-            while (row := cursor.fetchone()) is not None:
-                sent += len(row[0])
-                yield row[0]
-        if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
-            raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")
-    finally:
-        conn.close()
+    ready to roll back and go back to the pool), in ``conn``'s snapshot that found the part."""
+    driver: Any = conn.connection.driver_connection
+    sent = 0
+    with driver.cursor(name="foldline_part", binary=True) as cursor:
+        cursor.execute(SLICES, key)
+        while (row := cursor.fetchone()) is not None:
+            sent += len(row[0])
+            yield row[0]
+    if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
+        raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")

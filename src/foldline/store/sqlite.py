@@ -33,7 +33,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .base import SOMETHING, Conversation, Store, StoredBody
+from .base import SOMETHING, Chunks, Conversation, Store, StoredBody
 from .schema import part_text
 from .terms import contains, fts_query, indexed
 from .text import Matched
@@ -87,7 +87,13 @@ class SQLiteStore(Store):
         except BaseException:
             conn.close()
             raise
-        return StoredBody(found.tool, found.checked, len(blob), _read_blob(conn, blob))
+        def release() -> None:
+            try:
+                blob.close()
+            finally:
+                conn.close()
+
+        return StoredBody(found.tool, found.checked, len(blob), Chunks(_read_blob(blob), release))
 
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
@@ -176,13 +182,9 @@ class SQLiteStore(Store):
 BLOB_CHUNK = 1 << 20
 
 
-def _read_blob(conn: Connection, blob: Any) -> Iterator[bytes]:
-    try:
-        while chunk := blob.read(BLOB_CHUNK):
-            yield chunk
-    finally:
-        blob.close()
-        conn.close()
+def _read_blob(blob: Any) -> Iterator[bytes]:
+    while chunk := blob.read(BLOB_CHUNK):
+        yield chunk
 
 
 def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
