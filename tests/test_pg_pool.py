@@ -43,13 +43,19 @@ def said(text: str) -> dict[str, object]:
     return {"role": "user", "parts": [{"type": "text", "text": text}]}
 
 
+def an_agent_said_hi(t: Transcripts) -> tuple[dict[str, str], str]:
+    """An account (with its token) and its agent, holding one message."""
+    alice = t.create_account("alice")
+    workspace = t.create_workspace("team", [alice["id"]])
+    agent: str = t.create_agent(alice["id"], workspace["id"], "an agent")["id"]
+    t.put_message(alice["id"], agent, str(uuid.uuid4()), said("hi"))
+    return alice, agent
+
+
 def test_a_connection_closed_while_it_rested_is_replaced(own_database: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(postgres, "PING_IDLE", 0.2)
     with Transcripts(open_store(own_database), settings=Settings(db=own_database)) as t:
-        alice = t.create_account("alice")
-        workspace = t.create_workspace("team", [alice["id"]])
-        agent = t.create_agent(alice["id"], workspace["id"], "an agent")["id"]
-        t.put_message(alice["id"], agent, str(uuid.uuid4()), said("hi"))
+        alice, agent = an_agent_said_hi(t)
         first = t.page_json(alice["id"], agent, cut=True, limit=50)
 
         assert end_sessions(own_database.rsplit("/", 1)[1]) >= 1  # the pool's connections, gone
@@ -67,10 +73,7 @@ def test_a_served_page_survives_its_check_connection_being_ended(
     a reader still gets the page, and the checks get a new connection."""
     monkeypatch.setattr(postgres, "PING_IDLE", 0.2)
     with Transcripts(open_store(own_database), settings=Settings(db=own_database)) as t:
-        alice = t.create_account("alice")
-        workspace = t.create_workspace("team", [alice["id"]])
-        agent = t.create_agent(alice["id"], workspace["id"], "an agent")["id"]
-        t.put_message(alice["id"], agent, str(uuid.uuid4()), said("hi"))
+        alice, agent = an_agent_said_hi(t)
         with ServerThread(t) as server:
             url = f"{server.url}/api/agents/{agent}/messages?parts=cut&limit=50"
             headers = {"Authorization": f"Bearer {alice['token']}"}
