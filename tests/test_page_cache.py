@@ -115,16 +115,18 @@ def test_every_write_is_seen(world: World) -> None:
     assert texts(world.alice.messages(world.agent, cut=True)) == ["replaced"]
 
 
+def from_another_process(world: World, db_url: str, subagent: str) -> None:
+    """Another process writes to alice's agent: "from another process", then "in a subagent"
+    under the call ``subagent``."""
+    with Transcripts(open_store(db_url), settings=Settings(db=db_url)) as other:
+        for message, call in ((user("from another process"), None), (user("in a subagent"), subagent)):
+            other.put_message(world.alice_id, world.agent, message["id"], message, call=call)
+
+
 def test_a_write_from_another_process_is_seen(world: World, transcripts: Transcripts, db_url: str) -> None:
     put(world.alice, world.agent, user("mine"))
     before = transcripts.messages(world.alice_id, world.agent, cut=True, limit=5)
-    other_store = open_store(db_url)
-    try:
-        other = Transcripts(other_store, settings=Settings(db=db_url))
-        for message, call in ((user("from another process"), None), (user("and another"), "toolu_02")):
-            other.put_message(world.alice_id, world.agent, message["id"], message, call=call)
-    finally:
-        other_store.close()
+    from_another_process(world, db_url, subagent="toolu_02")
     after = transcripts.messages(world.alice_id, world.agent, cut=True, limit=5)
     assert texts(after) == ["mine", "from another process"] and after["seq"] > before["seq"]
 
@@ -204,13 +206,7 @@ def test_a_served_page_follows_every_write_and_every_access_change(
     assert served(world, world.alice_token).content == first.content
     assert texts(first.json()) == ["mine"]
 
-    other_store = open_store(db_url)  # another process writes
-    try:
-        other = Transcripts(other_store, settings=Settings(db=db_url))
-        for message, call in ((user("from another process"), None), (user("in a subagent"), "toolu_07")):
-            other.put_message(world.alice_id, world.agent, message["id"], message, call=call)
-    finally:
-        other_store.close()
+    from_another_process(world, db_url, subagent="toolu_07")
     assert texts(served(world, world.alice_token).json()) == ["mine", "from another process"]
     assert texts(served(world, world.alice_token, "/subagents/toolu_07").json()) == ["in a subagent"]
 
