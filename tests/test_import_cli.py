@@ -41,7 +41,7 @@ def test_import_json_prints_the_summary_and_a_second_run_adds_nothing(tmp_path: 
     summary = orjson.loads(result.stdout)
     assert set(summary) == {"agents", "messages", "parts", "skipped"}
     assert summary["agents"] == 3 and summary["messages"] > 0 and summary["parts"] >= summary["messages"]
-    assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a Claude Code or Codex session log"}]
+    assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a session log of a known agent"}]
     again = orjson.loads(runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR)]).stdout)
     assert (again["agents"], again["messages"]) == (0, 0)
     t = local_transcripts(db)

@@ -87,7 +87,7 @@ def test_a_broken_file_is_skipped_with_a_reason_and_the_rest_imported(
     summary = import_paths(transcripts, [tmp_path], account_id=account, workspace_id=workspace)
     reasons = {Path(path).name: reason for path, reason in summary.skipped}
     assert set(reasons) == {"garbage.jsonl", "foreign.jsonl"}
-    assert all("not a Claude Code or Codex session" in r for r in reasons.values())
+    assert all("not a session log of a known agent" in r for r in reasons.values())
     assert summary.agents == 1 and summary.messages > 0
 
 

@@ -24,7 +24,9 @@ from typing import Any
 import orjson
 
 from ..registry import Registry
+from . import claude_files
 from .claude_results import agent_link, bash_exit_code, image_block, result_output, tool_metadata, whole_output
+from .formats import Format, Group
 from .jsonl import read_lines
 from .session import (
     Conversation,
@@ -333,3 +335,20 @@ def settle_all(session: Session, registry: Registry) -> None:
     settle_conversation(session.main, registry)
     for conv in session.subagents.values():
         settle_conversation(conv, registry)
+
+
+def parse(group: Group, registry: Registry, namespace: uuid.UUID) -> Session:
+    if group.orphan:
+        return parse_orphan(group.main, group.session_id, registry, namespace)
+    return parse_session(group.main, group.agents, group.session_id, registry, namespace)
+
+
+FORMAT = Format(
+    name=claude_files.NAME,
+    label="Claude Code",
+    suffixes=(".jsonl",),
+    sniff=claude_files.sniff,
+    groups=claude_files.groups,
+    parse=parse,
+    locations=claude_files.locations,
+)

@@ -16,6 +16,7 @@ SDK's shape); ``session_meta``'s ``model_provider`` is kept as ``metadata.provid
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from typing import Any
 import orjson
 
 from ..registry import Registry
+from .formats import Format, Group, Head, one_session
 from .jsonl import read_lines
 from .session import (
     Conversation,
@@ -356,3 +358,42 @@ def parse_rollout(path: Path, session_id: str, registry: Registry, namespace: uu
     if rollout.parent:
         session.parent = (rollout.parent, f"thread-{session_id}")
     return session
+
+
+LINE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
+
+
+def is_codex_line(d: Json) -> bool:
+    """Codex lines are ``{timestamp, type, payload}`` envelopes (or, in mid-2025 files, a bare
+    ``{id, instructions}`` header and ``record_type`` lines)."""
+    if d.get("type") in LINE_TYPES and "payload" in d:
+        return True
+    return "record_type" in d or ("instructions" in d and "id" in d and "type" not in d)
+
+
+def sniff(head: Head) -> bool:
+    return any(is_codex_line(d) for d in head.lines)
+
+
+def session_id(head: Head) -> str:
+    for d in head.lines:
+        if d.get("type") == "session_meta" and isinstance(d.get("payload"), dict):
+            found = d["payload"].get("id")
+        elif "instructions" in d and "type" not in d:
+            found = d.get("id")
+        else:
+            continue
+        if isinstance(found, str):
+            return found
+    return head.path.stem[-36:]
+
+
+def parse(group: Group, registry: Registry, namespace: uuid.UUID) -> Session:
+    return parse_rollout(group.main, group.session_id, registry, namespace)
+
+
+def locations() -> list[Path]:
+    return [Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "sessions"]
+
+
+FORMAT = Format("codex", "Codex", (".jsonl",), sniff, one_session("codex", session_id), parse, locations)

@@ -8,22 +8,21 @@ with Foldline are.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from ..local import Local
 from ..transcripts import Transcripts
+from .formats import registered
 from .importer import import_paths
 from .summary import Summary
 
 
 def session_dirs() -> list[Path]:
-    """The folders where Claude Code and Codex keep their sessions on this machine, if they exist."""
-    codex_home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-    candidates = [Path.home() / ".claude" / "projects", codex_home / "sessions"]
-    return [path for path in candidates if path.is_dir()]
+    """The folders where the known agents keep their sessions on this machine, if they exist."""
+    candidates = [path for f in registered() for path in f.locations()]
+    return [path for path in dict.fromkeys(candidates) if path.is_dir()]
 
 
 def samples_dir() -> Path:

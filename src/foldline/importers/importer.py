@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ..errors import FoldlineError
 from ..transcripts import Transcripts
-from . import claude_code, codex
-from .detect import Group, find_groups
+from .detect import find_groups
+from .formats import Group, by_name
 from .session import Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
@@ -19,12 +19,7 @@ Progress = Callable[[int, int, str], None]
 
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
-    registry = transcripts.registry
-    if group.format == "codex":
-        return codex.parse_rollout(group.main, group.session_id, registry, namespace)
-    if group.orphan:
-        return claude_code.parse_orphan(group.main, group.session_id, registry, namespace)
-    return claude_code.parse_session(group.main, group.agents, group.session_id, registry, namespace)
+    return by_name(group.format).parse(group, transcripts.registry, namespace)
 
 
 def import_group(writer: Writer, group: Group) -> Summary:
@@ -78,7 +73,7 @@ def import_paths(
     workspace_id: str,
     progress: Progress | None = None,
 ) -> Summary:
-    """Import every Claude Code and Codex session found under ``paths`` (files or folders)."""
+    """Import every session of a known agent found under ``paths`` (files or folders)."""
     # checked before anything is read: no session belongs nowhere
     workspace_id = transcripts.check_member(account_id, workspace_id)
     groups, skipped = find_groups(paths)

@@ -17,6 +17,7 @@ import watchfiles
 
 from ..local import Local
 from ..transcripts import Transcripts
+from .formats import suffixes
 from .importer import import_paths
 from .summary import Summary
 
@@ -24,7 +25,7 @@ log = logging.getLogger(__name__)
 
 
 def is_log(change: watchfiles.Change, path: str) -> bool:
-    return change != watchfiles.Change.deleted and path.endswith(".jsonl")
+    return change != watchfiles.Change.deleted and path.endswith(suffixes())
 
 
 def follow(

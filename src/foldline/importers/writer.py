@@ -25,7 +25,7 @@ import orjson
 
 from ..errors import NotFound
 from ..transcripts import Transcripts
-from .detect import Group
+from .formats import Group
 from .session import Conversation, Json, Session, is_idle, short_title
 from .summary import Summary
 
