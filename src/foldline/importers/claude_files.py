@@ -57,6 +57,11 @@ def session_file_of(agent: Path, session_id: str) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def is_sidecar(path: Path) -> bool:
+    """A subagent's ``agent-*.meta.json`` beside its log: read with the log, not a log itself."""
+    return path.name.endswith(".meta.json") and path.with_name(path.name[: -len(".meta.json")] + ".jsonl").is_file()
+
+
 def unreadable(path: Path, exc: OSError) -> tuple[str, str]:
     """A file passed over because it cannot be read (a dangling link, a file deleted meanwhile)."""
     return str(path), f"cannot be read: {exc.strerror or exc}"
