@@ -103,9 +103,9 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import claude_code, codex, gemini_cli
+    from . import claude_code, codex, copilot_cli, gemini_cli
 
-    return (gemini_cli.FORMAT, claude_code.FORMAT, codex.FORMAT)
+    return (gemini_cli.FORMAT, claude_code.FORMAT, codex.FORMAT, copilot_cli.FORMAT)
 
 
 def by_name(name: str) -> Format:
