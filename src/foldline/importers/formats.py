@@ -103,10 +103,17 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import claude_code, codex, copilot_cli, copilot_vscode, gemini_cli
+    from . import claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
 
     # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first
-    return (gemini_cli.FORMAT, copilot_vscode.FORMAT, claude_code.FORMAT, codex.FORMAT, copilot_cli.FORMAT)
+    return (
+        gemini_cli.FORMAT,
+        copilot_vscode.FORMAT,
+        claude_code.FORMAT,
+        codex.FORMAT,
+        copilot_cli.FORMAT,
+        cursor.FORMAT,
+    )
 
 
 def by_name(name: str) -> Format:
