@@ -103,7 +103,7 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
+    from . import amp, claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
 
     # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first
     return (
@@ -113,6 +113,7 @@ def registered() -> tuple[Format, ...]:
         codex.FORMAT,
         copilot_cli.FORMAT,
         cursor.FORMAT,
+        amp.FORMAT,
     )
 
 
