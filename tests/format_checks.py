@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from foldline.importers import Summary, import_paths
 from foldline.importers.detect import find_groups
 from foldline.transcripts import Transcripts
@@ -123,3 +125,42 @@ def check_growth(t: Transcripts, log: Path, stages: list[bytes]) -> None:
     fresh = everything(t, fresh_account, fresh_space)
     strip = lambda ms: [{k: v for k, v in m.items() if k != "id"} for m in ms.values()]  # noqa: E731
     assert strip(fresh) == strip(before)
+
+
+ODD_KEYS = {"type", "role", "id", "content", "kind", "status", "name", "toolCallId", "toolUseID", "messages",
+            "requests", "data", "parts", "result", "run", "usage", "tokens", "message", "v", "k"}  # fmt: skip
+ODD_VALUES: list[Any] = [[1, "a"], {"x": {}}, 7, None, True, ""]
+
+
+def odd(value: Any, counter: list[int]) -> Any:
+    """``value`` with every field named in ``ODD_KEYS`` given, in turn, a value of another kind."""
+    if isinstance(value, list):
+        return [odd(v, counter) for v in value]
+    if not isinstance(value, dict):
+        return value
+    found = {}
+    for key, item in value.items():
+        if key in ODD_KEYS and counter[0] % 3 == 0:
+            found[key] = ODD_VALUES[(counter[0] // 3) % len(ODD_VALUES)]
+        else:
+            found[key] = odd(item, counter)
+        counter[0] += 1
+    return found
+
+
+def check_odd_shapes(t: Transcripts, source: Path, tmp: Path) -> None:
+    """A log of the right shape whose fields hold values of the wrong kind imports what it can:
+    no crash, and no session passed over as unparseable."""
+    raw = source.read_bytes()
+    counter = [0]
+    try:
+        whole = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        lines = [orjson.loads(line) for line in raw.splitlines() if line.strip()]
+        text = b"".join(orjson.dumps(odd(d, counter)) + b"\n" for d in lines)
+    else:
+        text = orjson.dumps(odd(whole, counter), option=orjson.OPT_INDENT_2)
+    log = tmp / source.name
+    log.write_bytes(text)
+    _, _, summary = imported(t, [log], "odd")
+    assert not [reason for _, reason in summary.skipped if "cannot be parsed" in reason or "refused" in reason]

@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from format_checks import (
     DATA,
     agents,
     check_growth,
     check_not_taken_for,
+    check_odd_shapes,
     check_reimport_writes_nothing,
     counts,
     formats_of,
@@ -110,3 +112,8 @@ def test_a_thread_that_breaks_off_imports_what_is_readable(transcripts: Transcri
     account, workspace, summary = imported(transcripts, [log])
     assert summary.skipped == [] and summary.agents == 1
     assert counts(stored(transcripts, account, workspace)) == raw_counts({"messages": thread["messages"][:4]})
+
+
+@pytest.mark.parametrize("path", [THREAD], ids=lambda p: p.name)
+def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
+    check_odd_shapes(transcripts, path, tmp_path)

@@ -15,6 +15,7 @@ from format_checks import (
     agents,
     check_growth,
     check_not_taken_for,
+    check_odd_shapes,
     check_reimport_writes_nothing,
     counts,
     formats_of,
@@ -148,3 +149,8 @@ def test_a_subagents_events_are_under_the_call_that_started_it(transcripts: Tran
     sub = transcripts.messages(account, agent["id"], call=call_id)["messages"]
     assert counts(sub) == {**raw_counts(moved), "prompts": 0}
     assert counts(transcripts.messages(account, agent["id"])["messages"]) == raw_counts(rest)
+
+
+@pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parts[-4])
+def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
+    check_odd_shapes(transcripts, path, tmp_path)

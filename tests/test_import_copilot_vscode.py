@@ -17,6 +17,7 @@ from format_checks import (
     agents,
     check_growth,
     check_not_taken_for,
+    check_odd_shapes,
     check_reimport_writes_nothing,
     counts,
     formats_of,
@@ -156,3 +157,8 @@ def test_a_document_that_breaks_off_imports_what_is_readable(transcripts: Transc
     account, workspace, summary = imported(transcripts, [log])
     assert summary.skipped == [] and summary.agents == 1
     assert counts(stored(transcripts, account, workspace)) == raw_counts({"requests": doc["requests"][:2]})
+
+
+@pytest.mark.parametrize("path", [SIMPLE, MULTILINE], ids=lambda p: p.suffix)
+def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
+    check_odd_shapes(transcripts, path, tmp_path)

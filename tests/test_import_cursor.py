@@ -11,11 +11,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 from format_checks import (
     DATA,
     agents,
     check_growth,
     check_not_taken_for,
+    check_odd_shapes,
     check_reimport_writes_nothing,
     counts,
     formats_of,
@@ -85,3 +87,8 @@ def test_a_transcript_that_breaks_off_imports_what_is_readable(transcripts: Tran
     account, workspace, summary = imported(transcripts, [log])
     assert summary.skipped == []
     assert len(stored(transcripts, account, workspace)) == len(lines(LOG)) - 1
+
+
+@pytest.mark.parametrize("path", [LOG], ids=lambda p: p.name)
+def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
+    check_odd_shapes(transcripts, path, tmp_path)

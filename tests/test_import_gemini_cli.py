@@ -17,6 +17,7 @@ from format_checks import (
     agents,
     check_growth,
     check_not_taken_for,
+    check_odd_shapes,
     check_reimport_writes_nothing,
     counts,
     formats_of,
@@ -198,3 +199,8 @@ def test_a_subagent_chat_is_under_its_session(transcripts: Transcripts, tmp_path
     sub = transcripts.messages(account, agent["id"], call=call)["messages"]
     assert counts(sub) == raw_counts(child)
     assert len(transcripts.messages(account, agent["id"])["messages"]) == len(document["messages"])
+
+
+@pytest.mark.parametrize("path", [*DOCUMENTS, HISTORY], ids=lambda p: p.name)
+def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
+    check_odd_shapes(transcripts, path, tmp_path)

@@ -35,7 +35,7 @@ def sniff(head: Head) -> bool:
     for d in head.lines:
         if is_codex_line(d):
             return False
-        if isinstance(d.get("sessionId"), str) or d.get("type") in LINE_TYPES:
+        if isinstance(d.get("sessionId"), str) or (isinstance(d.get("type"), str) and d["type"] in LINE_TYPES):
             return True
     return False
 

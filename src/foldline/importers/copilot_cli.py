@@ -96,7 +96,7 @@ class Events:
 
     def event(self, d: Json) -> None:
         kind, data = d.get("type"), d.get("data")
-        if not isinstance(data, dict):
+        if not isinstance(kind, str) or not isinstance(data, dict):
             return
         conv = self.conv(d)
         conv.saw(d.get("timestamp"))
