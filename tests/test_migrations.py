@@ -15,7 +15,7 @@ import pytest
 from conftest import BACKENDS, pg_database
 from sqlalchemy import select
 
-import foldline.store.base as store_base
+import foldline.store.core as store_base
 from foldline.store import Store, open_store
 from foldline.store.schema import MIGRATIONS, migrations_table
 from foldline.transcripts import Transcripts

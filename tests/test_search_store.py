@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from foldline import NotFound
 from foldline.store import Store, StoreError, open_store
-from foldline.store import base as store_base
+from foldline.store import core as store_core
 from foldline.store.chunks import CHUNK
 from foldline.store.terms import contains
 from foldline.transcripts import Transcripts
@@ -107,7 +107,7 @@ def test_migration_2_indexes_the_parts_already_stored(
 ) -> None:
     # a store made before search: every migration but the ones that bring and remake its index
     # (and 8, which changes how the chunks it brings are stored)
-    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] not in (2, 6, 8)])
+    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] not in (2, 6, 8)])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -235,7 +235,7 @@ def test_a_phrase_matches_as_written_not_as_its_trigrams(transcripts: Transcript
 
 
 def test_migration_6_remakes_the_index_and_keeps_every_hit(fresh_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 6])
+    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] != 6])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -386,7 +386,7 @@ def test_migration_8_compresses_new_chunks_with_lz4_and_keeps_the_old_ones_found
 ) -> None:
     """PostgreSQL: chunks written before it keep pglz, chunks written after are lz4; both are
     read, sliced and found as before, and a message replaced after it leaves no stale hit."""
-    monkeypatch.setattr(store_base, "MIGRATIONS", [m for m in store_base.MIGRATIONS if m[0] != 8])
+    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] != 8])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)

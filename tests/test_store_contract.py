@@ -1,4 +1,4 @@
-"""The Store contract (``foldline.store.base.Store``), held on every backend against a real database.
+"""The Store contract (``foldline.store.Store``), held on every backend against a real database.
 
 Each test makes its own accounts, workspaces and conversations with fresh ids, so the tests
 share one database per backend (the ``store`` fixture, over ``db_url``) without seeing each other.
@@ -7,13 +7,13 @@ share one database per backend (the ``store`` fixture, over ``db_url``) without 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import orjson
 import pytest
 
 from foldline.registry import TextTools
-from foldline.store import Conversation, StaleWrite, Store, StoredPart
+from foldline.store import Conversation, PageRead, StaleWrite, Store, StoredPart
 
 
 def new_id() -> str:
@@ -50,6 +50,51 @@ def setup(store: Store) -> Setup:
     return Setup(owner, stranger, workspace, agent)
 
 
+def text_of(value: str | bytes) -> str:
+    """A JSON text as a page read returns it: bytes where the driver hands them over undecoded."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def conversation(store: Store, setup: Setup, agent_id: str | None = None) -> Conversation:
+    """The agent as its owner sees it now (its seq and times as stored)."""
+    found = store.visible_conversation(setup.owner, agent_id or setup.agent.id, None)
+    assert found is not None
+    return found
+
+
+def agent_ids(store: Store, workspace: str) -> list[str]:
+    return [row.conv.id for row in store.agent_list(workspace, limit=None)[0]]
+
+
+def page(store: Store, setup: Setup, *, limit: int | None, before: int | None = None,
+         cut: TextTools | None = None, call: str | None = None) -> PageRead:
+    found = store.read_page(setup.owner, setup.agent.id, call, cut=cut, limit=limit, before=before)
+    assert found is not None
+    return found
+
+
+def page_ids(read: PageRead) -> list[str]:
+    return [m[0] for m in read.messages]
+
+
+def page_parts(read: PageRead, message_id: str) -> list[tuple[int, str, str | None]]:
+    """One message's parts in a page read: (index, body, cutParts entry or None), as JSON texts."""
+    position = next(m[1] for m in read.messages if m[0] == message_id)
+    return [(idx, text_of(body), None if ref is None else text_of(ref))
+            for at, idx, _, body, ref in read.parts if at == position]  # fmt: skip
+
+
+def body_of(store: Store, conv: Conversation, message_id: str, index: int) -> tuple[str | None, int, bytes] | None:
+    """A whole part as :meth:`Store.part_body` streams it: its tool, its size and its bytes."""
+    found = store.part_body(conv, message_id, index)
+    if found is None:
+        return None
+    try:
+        return found.tool, found.size, b"".join(found.chunks)
+    finally:
+        found.close()
+
+
 def put(store: Store, conv: Conversation, message_id: str, *values: str, role: str = "user",
         expect_seq: int | None = None) -> tuple[int, bool]:
     parts = [text_part(i, v) for i, v in enumerate(values)]
@@ -67,8 +112,9 @@ def test_accounts_are_found_by_id_by_token_hash_and_by_name(store: Store) -> Non
     store.add_token(first, extra, "cli")
     assert store.account(first) == {"id": first, "name": name}
     assert store.account(new_id()) is None
-    assert store.account_by_token(token) == first and store.account_by_token(extra) == first  # both work
-    assert store.account_by_token(new_id()) is None
+    found, more = store.token(token), store.token(extra)
+    assert found is not None and more is not None and found["account_id"] == more["account_id"] == first  # both work
+    assert store.token(new_id()) is None
     assert sorted(store.accounts_named(name)) == sorted([first, second])  # made in the same millisecond, maybe
     listed = [a for a in store.all_accounts() if a["id"] in (first, second)]
     assert sorted(a["id"] for a in listed) == sorted([first, second]) and all(a["created_at"] for a in listed)
@@ -101,8 +147,7 @@ def test_creating_an_agent_again_returns_it_unchanged(store: Store, setup: Setup
     again = store.create_conversation(setup.agent.id, setup.workspace, setup.owner, "another title")
     assert again == setup.agent
     assert again.title == "an agent" and again.seq == 0 and again.parent_id is None
-    assert store.conversation(setup.agent.id) == setup.agent
-    assert store.conversation(new_id()) is None
+    assert conversation(store, setup) == setup.agent
 
 
 def test_a_subagent_is_known_by_its_parent_and_call(store: Store, setup: Setup) -> None:
@@ -116,7 +161,7 @@ def test_a_subagent_is_known_by_its_parent_and_call(store: Store, setup: Setup) 
     assert found is not None and (found.id, found.parent_id, found.call_id) == (first.id, setup.agent.id, "call-1")
     assert store.visible_conversation(setup.owner, setup.agent.id, "nope") is None
     assert store.visible_conversation(setup.owner, first.id, None) is None, "a subagent is not an agent"
-    assert [a.id for a in store.agents(setup.workspace)] == [setup.agent.id]
+    assert agent_ids(store, setup.workspace) == [setup.agent.id]
 
 
 def test_visible_conversation_needs_membership(store: Store, setup: Setup) -> None:
@@ -131,20 +176,20 @@ def test_agents_are_listed_by_latest_activity(store: Store, setup: Setup) -> Non
     other = store.create_conversation(new_id(), setup.workspace, setup.owner, "other")
     store.set_times(setup.agent.id, "2000-01-01T00:00:00.000Z", "2000-01-01T00:00:00.000Z")
     store.set_times(other.id, "2000-01-01T00:00:00.000Z", "2000-01-02T00:00:00.000Z")
-    assert [a.id for a in store.agents(setup.workspace)] == [other.id, setup.agent.id]
+    assert agent_ids(store, setup.workspace) == [other.id, setup.agent.id]
     put(store, setup.agent, new_id(), "now the first is active")
-    assert [a.id for a in store.agents(setup.workspace)] == [setup.agent.id, other.id]
+    assert agent_ids(store, setup.workspace) == [setup.agent.id, other.id]
     sub = store.create_conversation(new_id(), setup.workspace, setup.owner, None, other.id, "c")
     store.set_times(setup.agent.id, "2000-01-01T00:00:00.000Z", "2000-01-03T00:00:00.000Z")
     put(store, sub, new_id(), "a subagent's write is its parent's activity")
-    assert [a.id for a in store.agents(setup.workspace)] == [other.id, setup.agent.id]
+    assert agent_ids(store, setup.workspace) == [other.id, setup.agent.id]
 
 
 def test_titles_and_times_are_set(store: Store, setup: Setup) -> None:
     store.set_title(setup.agent.id, "renamed")
     store.set_times(setup.agent.id, "2025-01-01T00:00:00.000Z", "2025-01-02T00:00:00.000Z")
-    conv = store.conversation(setup.agent.id)
-    assert conv is not None and conv.title == "renamed"
+    conv = conversation(store, setup)
+    assert conv.title == "renamed"
     assert (conv.created_at, conv.updated_at) == ("2025-01-01T00:00:00.000Z", "2025-01-02T00:00:00.000Z")
 
 
@@ -160,7 +205,8 @@ def test_a_write_creates_then_replaces_a_message_and_all_its_parts(store: Store,
     row = store.message(setup.agent, mid)
     assert row is not None and (row.position, row.seq) == (1, 2)  # keeps its place, takes the new seq
     assert texts(row.parts) == ["only one"]  # the old parts are gone, not merged
-    assert store.counts([setup.agent.id]) == {"messages": 1, "parts": 1}
+    read = page(store, setup, limit=None)
+    assert page_ids(read) == [mid] and [idx for idx, _, _ in page_parts(read, mid)] == [0]  # one message, one part
     assert store.message(setup.agent, new_id()) is None
 
 
@@ -169,8 +215,8 @@ def test_each_write_takes_the_conversations_next_seq(store: Store, setup: Setup)
     seqs = [put(store, setup.agent, new_id(), str(n))[0] for n in range(3)]
     assert seqs == [1, 2, 3]
     assert put(store, sub, new_id(), "own count")[0] == 1  # a subagent counts its own writes
-    conv = store.conversation(setup.agent.id)
-    assert conv is not None and conv.seq == 3
+    conv = conversation(store, setup)
+    assert conv.seq == 3
 
 
 def test_a_message_id_is_per_conversation(store: Store, setup: Setup) -> None:
@@ -193,8 +239,8 @@ def test_compare_and_set_writes_only_over_the_seq_it_read(store: Store, setup: S
         put(store, setup.agent, new_id(), "never written", expect_seq=1)
     row = store.message(setup.agent, mid)
     assert row is not None and texts(row.parts) == ["second"] and row.seq == 2
-    conv = store.conversation(setup.agent.id)
-    assert conv is not None and conv.seq == 2, "a refused write takes no seq"
+    conv = conversation(store, setup)
+    assert conv.seq == 2, "a refused write takes no seq"
     assert put(store, setup.agent, mid, "third", expect_seq=2) == (3, False)
 
 
@@ -203,18 +249,42 @@ def test_pages_run_newest_first_each_oldest_first_with_a_cursor(store: Store, se
     for n, mid in enumerate(ids):
         put(store, setup.agent, mid, f"m{n}")
     put(store, setup.agent, ids[1], "m1 again")  # a rewrite keeps the message's place
-    conv = store.conversation(setup.agent.id)
-    assert conv is not None
-    rows, more, seq = store.page(conv, cut=None, limit=2, before=None)
-    assert [r.id for r in rows] == ids[3:] and more and seq == 6
-    rows, more, _ = store.page(conv, cut=None, limit=2, before=rows[0].position)
-    assert [r.id for r in rows] == ids[1:3] and more
-    assert texts(rows[0].parts) == ["m1 again"]
-    rows, more, _ = store.page(conv, cut=None, limit=2, before=rows[0].position)
-    assert [r.id for r in rows] == ids[:1] and not more
-    rows, more, _ = store.page(conv, cut=None, limit=None, before=None)
-    assert [r.id for r in rows] == ids and not more
-    assert store.page(conv, cut=None, limit=2, before=rows[0].position) == ([], False, conv.seq)
+    read = page(store, setup, limit=2)
+    assert page_ids(read) == ids[3:] and read.more and read.seq == 6 and not read.unchanged
+    assert read.conv == conversation(store, setup)
+    read = page(store, setup, limit=2, before=read.messages[0][1])
+    assert page_ids(read) == ids[1:3] and read.more
+    assert [orjson.loads(body)["text"] for _, body, _ in page_parts(read, ids[1])] == ["m1 again"]
+    assert read.messages[0][2] == 6, "a rewritten message takes its last write's seq"
+    read = page(store, setup, limit=2, before=read.messages[0][1])
+    assert page_ids(read) == ids[:1] and not read.more
+    read = page(store, setup, limit=None)
+    assert page_ids(read) == ids and not read.more
+    assert [orjson.loads(text_of(m[3]))["role"] for m in read.messages] == ["user"] * 5  # each message's head
+    empty = page(store, setup, limit=2, before=read.messages[0][1])
+    assert (empty.messages, empty.parts, empty.more, empty.seq) == ([], [], False, 6)
+
+
+def test_a_page_read_at_the_seq_known_reads_nothing_more(store: Store, setup: Setup) -> None:
+    put(store, setup.agent, new_id(), "one")
+    known = store.read_page(setup.owner, setup.agent.id, None, cut=None, limit=10, before=None, known_seq=1)
+    assert known is not None and known.unchanged and known.seq == 1 and known.messages == []
+    put(store, setup.agent, new_id(), "two")
+    moved = store.read_page(setup.owner, setup.agent.id, None, cut=None, limit=10, before=None, known_seq=1)
+    assert moved is not None and not moved.unchanged and len(moved.messages) == 2
+
+
+def test_a_page_is_read_only_by_a_member_and_a_subagent_by_its_call(store: Store, setup: Setup) -> None:
+    sub = store.create_conversation(new_id(), setup.workspace, setup.owner, None, setup.agent.id, "call-1")
+    mine, theirs = new_id(), new_id()
+    put(store, setup.agent, mine, "the agent's")
+    put(store, sub, theirs, "the subagent's")
+    assert page_ids(page(store, setup, limit=None)) == [mine]
+    read = page(store, setup, limit=None, call="call-1")
+    assert page_ids(read) == [theirs] and read.conv.id == sub.id
+    assert store.read_page(setup.stranger, setup.agent.id, None, cut=None, limit=None, before=None) is None
+    assert store.read_page(setup.owner, setup.agent.id, "nope", cut=None, limit=None, before=None) is None
+    assert store.read_page(setup.owner, sub.id, None, cut=None, limit=None, before=None) is None, "not an agent"
 
 
 def test_a_cut_page_sends_a_cut_only_for_the_tools_named(store: Store, setup: Setup) -> None:
@@ -225,17 +295,35 @@ def test_a_cut_page_sends_a_cut_only_for_the_tools_named(store: Store, setup: Se
     parts = [StoredPart(0, "bash", whole, cut_body, ref), StoredPart(1, "image", other_whole, cut_body, ref)]
     mid = new_id()
     store.put_message(setup.agent, mid, "assistant", head("assistant"), parts)
-    conv = store.conversation(setup.agent.id)
-    assert conv is not None
-    [row], _, _ = store.page(conv, cut=TextTools(frozenset({"bash"})), limit=1, before=None)
-    assert row.parts == [(0, cut_body, ref), (1, other_whole, None)]
-    [row], _, _ = store.page(conv, cut=TextTools(frozenset(), prefixes=("ba",)), limit=1, before=None)
-    assert row.parts[0] == (0, cut_body, ref)
-    [row], _, _ = store.page(conv, cut=TextTools(frozenset(), ("ba",), frozenset({"bash"})), limit=1, before=None)
-    assert row.parts[0] == (0, whole, None), "a tool registered as not text is sent whole"
-    [row], _, _ = store.page(conv, cut=None, limit=1, before=None)
-    assert [body for _, body, _ in row.parts] == [whole, other_whole]
-    assert store.part(conv, mid, 0) == (whole, "bash") and store.part(conv, mid, 2) is None
+    read = page(store, setup, limit=1, cut=TextTools(frozenset({"bash"})))
+    assert page_parts(read, mid) == [(0, cut_body, ref), (1, other_whole, None)]
+    assert [tool for _, _, tool, _, _ in read.parts] == ["bash", "image"]
+    read = page(store, setup, limit=1, cut=TextTools(frozenset(), prefixes=("ba",)))
+    assert page_parts(read, mid)[0] == (0, cut_body, ref)
+    read = page(store, setup, limit=1, cut=TextTools(frozenset(), ("ba",), frozenset({"bash"})))
+    assert page_parts(read, mid)[0] == (0, whole, None), "a tool registered as not text is sent whole"
+    read = page(store, setup, limit=1)
+    assert [body for _, body, _ in page_parts(read, mid)] == [whole, other_whole]
+    assert store.part(setup.agent, mid, 0) == (whole, "bash") and store.part(setup.agent, mid, 2) is None
+
+
+def test_a_whole_part_is_streamed_as_stored(store: Store, setup: Setup) -> None:
+    big = orjson.dumps({"type": "tool-bash", "output": "é" * (3 << 20)}).decode()  # several chunks, 2-byte UTF-8
+    small = orjson.dumps({"type": "text", "text": "ok"}).decode()
+    mid = new_id()
+    store.put_message(setup.agent, mid, "assistant", head("assistant"), [StoredPart(0, "bash", big),
+                      StoredPart(1, None, small)], checked="stamp-1")  # fmt: skip
+    assert body_of(store, setup.agent, mid, 0) == ("bash", len(big.encode()), big.encode())
+    assert body_of(store, setup.agent, mid, 1) == (None, len(small), small.encode())
+    found = store.part_body(setup.agent, mid, 0)
+    assert found is not None and found.checked == "stamp-1"
+    found.close()  # let go before the first chunk: the next read is not kept waiting
+    assert body_of(store, setup.agent, mid, 2) is None
+    assert body_of(store, setup.agent, new_id(), 0) is None
+    other = store.create_conversation(new_id(), setup.workspace, setup.owner, "other")
+    assert body_of(store, other, mid, 0) is None, "a part is read under its own conversation"
+    stranger = replace(setup.agent, owner_id=setup.stranger)
+    assert body_of(store, stranger, mid, 0) is None, "only the owner's messages are read"
 
 
 def test_changes_since_a_seq_come_in_write_order(store: Store, setup: Setup) -> None:
@@ -261,15 +349,6 @@ def test_last_message_id_is_the_last_by_place_if_it_has_the_role(store: Store, s
     assert store.last_message_id(setup.agent, "assistant") == reply
     put(store, setup.agent, new_id(), "next question")
     assert store.last_message_id(setup.agent, "assistant") is None
-
-
-def test_counts_cover_the_conversations_named(store: Store, setup: Setup) -> None:
-    other = store.create_conversation(new_id(), setup.workspace, setup.owner, "other")
-    put(store, setup.agent, new_id(), "a", "b")
-    put(store, other, new_id(), "c")
-    assert store.counts([setup.agent.id]) == {"messages": 1, "parts": 2}
-    assert store.counts([setup.agent.id, other.id]) == {"messages": 2, "parts": 3}
-    assert store.counts([]) == {"messages": 0, "parts": 0}
 
 
 # -- import bookkeeping and schema ----------------------------------------------------------------

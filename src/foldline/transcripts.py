@@ -46,16 +46,17 @@ from .store import (
     AgentFacts,
     AgentRow,
     Conversation,
+    Found,
     MessageRow,
     PageRead,
     SeqChecks,
     StaleWrite,
     Store,
     StoredPart,
+    TextRow,
     open_store,
 )
 from .store.chunks import FieldText
-from .store.text import Found, TextRow
 from .usage import NAME_MAX, Usage, message_usage, parse_usage, price_table
 
 __all__ = ["TURN_ENDED", "Transcripts"]

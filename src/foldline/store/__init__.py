@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from .base import (
+from .diagnosis import explain
+from .errors import BadURL, StaleWrite, StoreError, need_driver
+from .rows import (
     EVERYONE,
     SOMETHING,
     AgentFacts,
     AgentRow,
     Conversation,
+    Found,
     MessageRow,
     PageRead,
     SeqChecks,
-    StaleWrite,
-    Store,
     StoredPart,
+    TextRow,
 )
-from .errors import BadURL, StoreError, explain, need_driver
+from .store import Store
 from .url import normalize_url, shown, sqlite_file
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "AgentRow",
     "SOMETHING",
     "Conversation",
+    "Found",
     "MessageRow",
     "PageRead",
     "SeqChecks",
@@ -32,6 +35,7 @@ __all__ = [
     "Store",
     "StoreError",
     "StoredPart",
+    "TextRow",
     "explain",
     "normalize_url",
     "open_store",

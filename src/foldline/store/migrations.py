@@ -10,7 +10,7 @@ store's backend through :class:`Backend`.
 from __future__ import annotations
 
 import logging
-from typing import Any, Protocol
+from typing import Any
 
 import orjson
 from sqlalchemy import (
@@ -34,25 +34,12 @@ from sqlalchemy import (
 )
 
 from ..fields import searchable
+from .backend import Backend
 from .chunks import FieldText, chunk_rows
 
 log = logging.getLogger("foldline")
 ID = 36
 BACKFILL_BATCH = 200  # parts read per step of migration 2
-
-
-class Backend(Protocol):
-    """What a migration asks of the backend it runs on."""
-
-    def prepare_text_index(self, conn: Connection) -> None: ...
-
-    def index_texts_after(self, conn: Connection, after_id: int) -> None: ...
-
-    def finish_text_index(self, conn: Connection) -> None: ...
-
-    def rebuild_text_index(self, conn: Connection) -> None: ...
-
-    def compress_text_chunks(self, conn: Connection) -> None: ...
 
 
 # -- 1: accounts, workspaces, conversations, messages, parts (as first shipped) ------------

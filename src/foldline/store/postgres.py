@@ -38,11 +38,12 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .base import Chunks, Conversation, PageRead, Prepared, Store, StoredBody
+from .core import Prepared
 from .errors import StoreError
+from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
+from .store import Store
 from .terms import like_pattern
-from .text import Matched
 from .url import shown
 
 PING_IDLE = 2.0  # seconds a pooled connection may rest before it is checked on its way out

@@ -22,8 +22,8 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 
+from .backend import Backend
 from .migrations import (
-    Backend,
     add_v5_checked,
     agents_v7,
     chunks_lz4_v8,

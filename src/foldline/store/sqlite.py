@@ -33,10 +33,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from .base import SOMETHING, Chunks, Conversation, Store, StoredBody
+from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text
+from .store import Store
 from .terms import contains, fts_query, indexed
-from .text import Matched
 
 log = logging.getLogger("foldline")
 

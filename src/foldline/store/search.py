@@ -1,22 +1,37 @@
-"""The store's searchable text: chunk rows written with their message, searched, and sliced.
-
-The statements are shared; what differs by engine is behind four hooks that :mod:`.sqlite` and
-:mod:`.postgres` fill in: how the text index is made, kept and matched, and what text the
-backend can hold.
-"""
+"""The search SQL: chunks holding every term, found newest first, and slices of a field read from its chunks."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, FromClause, Select, and_, delete, func, insert, or_, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    FromClause,
+    Select,
+    and_,
+    func,
+    or_,
+    select,
+)
 
-from .chunks import CHUNK, FieldText, chunk_rows
-from .schema import conversations, members, messages, part_text, parts
+from .chunks import CHUNK
+from .core import Hooks
+from .rows import (
+    Found,
+    Matched,
+    Slice,
+    TextRow,
+)
+from .schema import (
+    conversations,
+    members,
+    messages,
+    part_text,
+    parts,
+)
 
 
 def chunk_of_part(t: Any) -> Any:
@@ -24,106 +39,13 @@ def chunk_of_part(t: Any) -> Any:
     return and_(parts.c.conversation_id == t.conversation_id, parts.c.message_id == t.message_id, parts.c.idx == t.idx)
 
 
-@dataclass(frozen=True, slots=True)
-class TextRow:
-    """One chunk that matched a search, with what a hit needs to say where it is."""
-
-    id: int
-    agent_id: str
-    call_id: str | None
-    title: str | None
-    message_id: str
-    role: str
-    tool: str | None
-    idx: int
-    field: str
-    start: int
-    length: int
-    owned: int
-    shown: int | None
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """Chunks found, newest first, and, when the search ran out of time before it had them all,
-    the chunk id to go on from (chunks at most ``stopped`` are not searched yet)."""
-
-    rows: list[TextRow]
-    stopped: int | None = None
-
-
-@dataclass(slots=True)
-class Matched:
-    """Chunk ids found by an engine's own path, newest first, and where it stopped (as above)."""
-
-    ids: list[int] = field(default_factory=list)
-    stopped: int | None = None
-
-
 # A walk (chunks read newest first and each checked) reads this many first, then windows sized
 # to the time left, growing at most this many times a step, up to the largest.
 WALK_FIRST, WALK_GROWTH, WALK_MOST = 128, 8, 16_384
 
 
-@dataclass(frozen=True, slots=True)
-class Slice:
-    tool: str | None
-    length: int
-    start: int  # offset in the field of ``text``
-    text: str
-
-
-class TextStore:
-    """Mixed into :class:`~foldline.store.base.Store`."""
-
-    def read(self) -> AbstractContextManager[Connection]:
-        raise NotImplementedError
-
-    # -- engine hooks --------------------------------------------------------------------
-
-    def prepare_text_index(self, conn: Connection) -> None:
-        """Make the engine's text index (migration 2), before existing parts are indexed."""
-        raise NotImplementedError
-
-    def finish_text_index(self, conn: Connection) -> None:
-        """Finish the engine's text index (migration 2), after existing parts are indexed."""
-
-    def index_texts_after(self, conn: Connection, after_id: int) -> None:
-        """Add the chunk rows with an id over ``after_id`` to an index that is not kept by itself."""
-
-    def rebuild_text_index(self, conn: Connection) -> None:
-        """Make the engine's text index anew over every chunk row (migration 6)."""
-
-    def compress_text_chunks(self, conn: Connection) -> None:
-        """Compress the chunk rows written from now on as the engine does it best (migration 8)."""
-
-    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Add a message's (new) chunk rows to an index that is not kept by itself."""
-
-    def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Take a message's chunk rows out of such an index, before they are deleted."""
-
-    def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
-        """What to select from, the chunk id column to order by, and the conditions under which a
-        chunk holds every term (case-insensitive, each term taken literally)."""
-        raise NotImplementedError
-
-    def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        """Whether the text column ``text`` holds ``term`` (case-insensitive, taken literally)."""
-        raise NotImplementedError
-
-    def plan_search(self, conn: Connection) -> None:
-        """Steer the planner of the search that ``conn``'s transaction is about to run."""
-
-    def matching_ids(
-        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
-    ) -> Matched | None:
-        """The newest ``limit`` chunk ids (at most ``upto``) holding every term, among the chunks
-        of the conversations ``visible`` selects, found by the engine's best path by
-        ``deadline`` (``time.monotonic()``; ``None``: no limit); ``None`` when the engine's one
-        query is best (SQLite's FTS5 walks its index newest first by itself)."""
-        return None
+class Search(Hooks):
+    """Search and slices over the chunk rows (mixed into :class:`~foldline.store.Store`)."""
 
     def walk(
         self,
@@ -161,30 +83,6 @@ class TextStore:
                 found.stopped = upto
                 return found
             size = _next_size(size, time.monotonic() - started, deadline, None if most is None else most - read)
-
-    def storable_text(self, text: str) -> str:
-        """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
-        return text
-
-    # -- writes --------------------------------------------------------------------------
-
-    def replace_texts(
-        self, conn: Connection, conversation_id: str, message_id: str, texts: Sequence[tuple[int, FieldText]]
-    ) -> None:
-        """Replace a message's chunk rows (and their index entries), in the write's transaction."""
-        self.unindex_texts(conn, conversation_id, message_id)
-        conn.execute(
-            delete(part_text).where(
-                part_text.c.conversation_id == conversation_id, part_text.c.message_id == message_id
-            )
-        )
-        rows = [row for idx, field in texts for row in chunk_rows(conversation_id, message_id, idx, field)]
-        if not rows:
-            return
-        for row in rows:
-            row["text"] = self.storable_text(str(row["text"]))
-        conn.execute(insert(part_text), rows)
-        self.index_texts(conn, conversation_id, message_id)
 
     # -- search --------------------------------------------------------------------------
 
