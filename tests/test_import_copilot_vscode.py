@@ -25,7 +25,7 @@ from format_checks import (
     tool_parts,
 )
 
-from foldline.importers import import_paths
+from foldline.importers import copilot_vscode, import_paths
 from foldline.transcripts import Transcripts
 
 VSCODE = DATA / "copilot-vscode" / "git-ai-project__git-ai"
@@ -162,3 +162,16 @@ def test_a_document_that_breaks_off_imports_what_is_readable(transcripts: Transc
 @pytest.mark.parametrize("path", [SIMPLE, MULTILINE], ids=lambda p: p.suffix)
 def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
     check_odd_shapes(transcripts, path, tmp_path)
+
+
+def test_its_locations_are_the_chat_folders_not_the_storage(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    storage = tmp_path / ".config" / "Code" / "User" / "workspaceStorage"
+    (storage / "a1b2" / "chatSessions").mkdir(parents=True)
+    (storage / "a1b2" / "GitHub.copilot-chat").mkdir()
+    (storage / "c3d4").mkdir()
+    found = copilot_vscode.locations()
+    assert storage / "a1b2" / "chatSessions" in found
+    assert not [p for p in found if p.is_relative_to(storage) and p.name != "chatSessions"]
+    assert tmp_path / ".config" / "Code" / "User" / "globalStorage" / "emptyWindowChatSessions" in found

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -99,6 +100,9 @@ def test_an_api_history_pairs_calls_by_id(transcripts: Transcripts) -> None:
     with_output = {p["toolCallId"] for p in parts if p["state"] in ("output-available", "output-error")
                    and "turn ended" not in p.get("errorText", "")}  # fmt: skip
     assert with_output == answered & {c["id"] for c in calls}
+    (agent,) = agents(transcripts, account, workspace)
+    mtime = datetime.fromtimestamp(HISTORY.stat().st_mtime, tz=UTC).isoformat(timespec="milliseconds")
+    assert agent["created_at"] == agent["updated_at"] == mtime.replace("+00:00", "Z")  # no times: the file's
 
 
 def test_every_real_file_is_gemini_and_no_other_file_is() -> None:
@@ -133,13 +137,14 @@ def jsonl_form(document: Json) -> list[bytes]:
 
 
 def test_the_jsonl_form_replays_records_by_id(transcripts: Transcripts, tmp_path: Path) -> None:
-    document = json.loads(POMODORO.read_text())
+    document = {**json.loads(POMODORO.read_text()), "directories": ["/home/dev/pomodoro"]}
     log = tmp_path / "session-2025-10-21T20-04-0b23371a.jsonl"
     log.write_bytes(b"".join(jsonl_form(document)))
     account, workspace, summary = imported(transcripts, [log])
     assert summary.skipped == [] and summary.agents == 1
     messages = only_agent(transcripts, account, workspace)
     assert len(messages) == len(document["messages"])
+    assert messages[0]["metadata"]["cwd"] == "/home/dev/pomodoro"
     assert counts(messages) == raw_counts(document)
     assert total_usage(messages) == raw_usage(document)
 

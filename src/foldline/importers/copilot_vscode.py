@@ -266,6 +266,16 @@ def groups(head: Head, finding: Finding) -> None:
 
 
 def locations() -> list[Path]:
+    """Each workspace's ``chatSessions`` folder (only those there now: the rest of
+    ``workspaceStorage`` is other extensions' files) and the folders of windows without one."""
+    found = []
+    for user in user_folders():
+        found += sorted((user / "workspaceStorage").glob("*/chatSessions"))
+        found += [user / "globalStorage" / name for name in ("emptyWindowChatSessions", "transferredChatSessions")]
+    return found
+
+
+def user_folders() -> list[Path]:
     home = Path.home()
     if sys.platform == "darwin":
         base = home / "Library" / "Application Support"
@@ -273,10 +283,7 @@ def locations() -> list[Path]:
         base = Path(os.environ.get("APPDATA") or home / "AppData" / "Roaming")
     else:
         base = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
-    found = []
-    for product in ("Code", "Code - Insiders", "VSCodium"):
-        found += [base / product / "User" / "workspaceStorage", base / product / "User" / "globalStorage"]
-    return found
+    return [base / product / "User" for product in ("Code", "Code - Insiders", "VSCodium")]
 
 
 FORMAT = Format(NAME, "Copilot Chat (VS Code)", (".json", ".jsonl"), sniff, groups, parse, locations)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 import re
 import uuid
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from ..registry import Registry
+from .document import file_time
 from .formats import Format, Group, Head, one_session
 from .jsonl import read_lines
 from .session import Conversation, Json, Session, is_idle, set_output, settle_conversation, short_title, tool_part
@@ -51,11 +51,6 @@ def text_of(block: Any) -> str | None:
 def prompt_text(text: str) -> str:
     found = QUERY.search(text)
     return found.group(1) if found else text
-
-
-def file_time(path: Path) -> str:
-    moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def parse(group: Group, registry: Registry, namespace: uuid.UUID) -> Session:

@@ -1,4 +1,4 @@
-"""Reading a log that is one JSON document (rewritten whole on every turn), and epoch times.
+"""Reading a log that is one JSON document (rewritten whole on every turn), and its times.
 
 An agent that rewrites its document may be caught mid-write, or a copy may be cut short: then
 the readable part is kept. The document is cut after the last value that closed, and the
@@ -57,6 +57,12 @@ def readable_part(data: bytes) -> Any:
         except orjson.JSONDecodeError:
             continue
     return None
+
+
+def file_time(path: Path) -> str:
+    """A file's modification time in the store's form: the time of a log that states none."""
+    moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def ms_time(value: Any) -> str | None:

@@ -31,8 +31,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from ..registry import Registry
-from .document import read_document
+from .document import file_time, read_document
 from .formats import Finding, Format, Group, Head
 from .jsonl import read_lines
 from .session import (
@@ -72,7 +74,7 @@ def load(path: Path) -> tuple[Json, list[Json]]:
     """The session's metadata and its messages, replayed as Gemini CLI loads them."""
     meta: Json = {}
     messages: dict[str, Json] = {}
-    for d in read_lines(path):
+    for d in read_lines(path) if first_line_is_json(path) else ():
         if isinstance(d.get("$rewindTo"), str):
             rewind(messages, d["$rewindTo"])
         elif isinstance(d.get("id"), str):
@@ -88,6 +90,17 @@ def load(path: Path) -> tuple[Json, list[Json]]:
         elif isinstance(document, list):
             return {"history": True}, [c for c in document if isinstance(c, dict)]
     return meta, list(messages.values())
+
+
+def first_line_is_json(path: Path) -> bool:
+    """Whether the file is a JSONL log (a pretty-printed document's first line is only ``{``)."""
+    with path.open("rb") as f:
+        line = f.readline()
+    try:
+        orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return True
 
 
 def rewind(messages: dict[str, Json], message_id: str) -> None:
@@ -284,13 +297,17 @@ def answer(open_calls: list[Json], response: Json) -> None:
 def conversation(path: Path, namespace: uuid.UUID, registry: Registry) -> tuple[Conversation, Json]:
     meta, records = load(path)
     conv = Conversation(namespace, idle=is_idle(path))
-    if meta.get("history"):
+    if meta.get("history"):  # no times: the file's
         first = history(conv, records, registry)
+        conv.saw(file_time(path))
     else:
         first = None
         for m in records:
             text = add_message(conv, m, registry)
             first = first or text
+        directories = meta.get("directories")
+        if conv.messages and isinstance(directories, list) and directories and isinstance(directories[0], str):
+            conv.messages[0]["metadata"]["cwd"] = directories[0]
         conv.saw(meta.get("lastUpdated"))
     summary = meta.get("summary")
     title = summary if isinstance(summary, str) and summary.strip() else first
