@@ -164,3 +164,14 @@ def check_odd_shapes(t: Transcripts, source: Path, tmp: Path) -> None:
     log.write_bytes(text)
     _, _, summary = imported(t, [log], "odd")
     assert not [reason for _, reason in summary.skipped if "cannot be parsed" in reason or "refused" in reason]
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+
+
+def check_image_is_a_file_part(messages: list[Json]) -> None:
+    """The one-pixel PNG is a ``file`` part with a data: URL, and no text carries its base64."""
+    files = [p for m in messages for p in m["parts"] if p["type"] == "file"]
+    assert files == [{"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PIXEL}"}]
+    texts = [p.get("text", "") for m in messages for p in m["parts"] if p["type"] in ("text", "reasoning")]
+    assert not [t for t in texts if PIXEL in t]

@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 from format_checks import (
     DATA,
+    PIXEL,
     agents,
     check_growth,
+    check_image_is_a_file_part,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -117,3 +119,13 @@ def test_a_thread_that_breaks_off_imports_what_is_readable(transcripts: Transcri
 @pytest.mark.parametrize("path", [THREAD], ids=lambda p: p.name)
 def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
     check_odd_shapes(transcripts, path, tmp_path)
+
+
+def test_an_attached_image_is_a_file_part(transcripts: Transcripts, tmp_path: Path) -> None:
+    thread = json.loads(THREAD.read_text())
+    image = {"type": "image", "source": {"type": "base64", "mediaType": "image/png", "data": PIXEL}}
+    thread["messages"][0]["content"].append(image)
+    log = tmp_path / THREAD.name
+    log.write_text(json.dumps(thread))
+    account, workspace, _ = imported(transcripts, [log])
+    check_image_is_a_file_part(stored(transcripts, account, workspace))

@@ -12,8 +12,10 @@ import orjson
 import pytest
 from format_checks import (
     DATA,
+    PIXEL,
     agents,
     check_growth,
+    check_image_is_a_file_part,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -154,3 +156,18 @@ def test_a_subagents_events_are_under_the_call_that_started_it(transcripts: Tran
 @pytest.mark.parametrize("path", LOGS, ids=lambda p: p.parts[-4])
 def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
     check_odd_shapes(transcripts, path, tmp_path)
+
+
+def test_an_attached_image_is_a_file_part_and_a_file_its_name(transcripts: Transcripts, tmp_path: Path) -> None:
+    found = events(COPILOT / "db" / "325365b92c" / "1" / "full.jsonl")
+    prompt = next(e for e in found if e["type"] == "user.message")
+    prompt["data"]["attachments"] = [
+        {"type": "blob", "data": PIXEL, "mimeType": "image/png", "displayName": "shot.png"},
+        {"type": "file", "path": "/home/dev/notes.md", "displayName": "notes.md"},
+    ]
+    log = tmp_path / "events.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in found))
+    account, workspace, _ = imported(transcripts, [log])
+    messages = stored(transcripts, account, workspace)
+    check_image_is_a_file_part(messages)
+    assert messages[0]["metadata"]["attachments"] == ["notes.md"]

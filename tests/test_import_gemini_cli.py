@@ -15,8 +15,10 @@ import orjson
 import pytest
 from format_checks import (
     DATA,
+    PIXEL,
     agents,
     check_growth,
+    check_image_is_a_file_part,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -209,3 +211,13 @@ def test_a_subagent_chat_is_under_its_session(transcripts: Transcripts, tmp_path
 @pytest.mark.parametrize("path", [*DOCUMENTS, HISTORY], ids=lambda p: p.name)
 def test_fields_of_the_wrong_kind_never_stop_an_import(transcripts: Transcripts, path: Path, tmp_path: Path) -> None:
     check_odd_shapes(transcripts, path, tmp_path)
+
+
+def test_a_pasted_image_is_a_file_part(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    first = document["messages"][0]
+    first["content"] = [{"text": first["content"]}, {"inlineData": {"mimeType": "image/png", "data": PIXEL}}]
+    log = tmp_path / POMODORO.name
+    log.write_text(json.dumps(document))
+    account, workspace, _ = imported(transcripts, [log])
+    check_image_is_a_file_part(only_agent(transcripts, account, workspace))

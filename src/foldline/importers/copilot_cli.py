@@ -143,10 +143,15 @@ class Events:
             if self.first_prompt is None and conv is self.main:
                 self.first_prompt = text
         attachments = data.get("attachments")
+        named = []
         for item in attachments if isinstance(attachments, list) else []:
             part = attachment_part(item)
             if part is not None:
                 message["parts"].append(part)
+            elif isinstance(item, dict) and isinstance(item.get("displayName") or item.get("path"), str):
+                named.append(item.get("displayName") or item["path"])  # a file by its path: its name only
+        if named:
+            message["metadata"]["attachments"] = named
 
     def assistant(self, conv: Conversation, d: Json, data: Json) -> None:
         meta = self.meta(d)
@@ -228,7 +233,7 @@ class Events:
 
 
 def attachment_part(item: Any) -> Json | None:
-    """An attached image or file given inline (a path alone is not the file's content)."""
+    """An attachment given inline (a ``blob``: base64 ``data`` and its ``mimeType``)."""
     if not isinstance(item, dict) or not isinstance(item.get("data"), str):
         return None
     named = [item[k] for k in ("mimeType", "mediaType") if isinstance(item.get(k), str)]
