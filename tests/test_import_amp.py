@@ -129,3 +129,12 @@ def test_an_attached_image_is_a_file_part(transcripts: Transcripts, tmp_path: Pa
     log.write_text(json.dumps(thread))
     account, workspace, _ = imported(transcripts, [log])
     check_image_is_a_file_part(stored(transcripts, account, workspace))
+
+
+def test_a_log_that_quotes_a_thread_is_not_taken_for_one(tmp_path: Path) -> None:
+    quoted = THREAD.read_text()[:3000]
+    line = {"type": "user", "sessionId": "5f1c2e3a-0000-4000-8000-000000000001", "uuid": "u-1",
+            "message": {"role": "user", "content": f"why does this thread not load?\n{quoted}"}}  # fmt: skip
+    log = tmp_path / "5f1c2e3a-0000-4000-8000-000000000001.jsonl"
+    log.write_text(json.dumps(line) + "\n")
+    assert formats_of([log]) == {str(log.resolve()): "claude-code"}

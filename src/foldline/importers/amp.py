@@ -35,17 +35,17 @@ from .session import (
 )
 
 NAME = "amp"
-THREAD_ID = re.compile(rb'"id"\s*:\s*"(T-[0-9a-fA-F-]{36})"')
+# a thread document opens with its revision ``v`` and its ``id`` (never a line of another log)
+THREAD = re.compile(rb'^\s*\{\s*(?:"v"\s*:\s*\d+\s*,\s*)?"id"\s*:\s*"(T-[0-9a-fA-F-]{36})"')
 FAILED = ("error", "cancelled", "rejected-by-user")
 
 
 def sniff(head: Head) -> bool:
-    start = head.data[:4096]
-    return head.data.lstrip()[:1] == b"{" and THREAD_ID.search(start) is not None and b'"messages"' in head.data
+    return THREAD.match(head.data) is not None and b'"messages"' in head.data
 
 
 def session_id(head: Head) -> str:
-    found = THREAD_ID.search(head.data[:4096])
+    found = THREAD.match(head.data)
     return found.group(1).decode() if found else head.path.stem
 
 

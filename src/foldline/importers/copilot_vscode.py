@@ -251,6 +251,8 @@ def sniff(head: Head) -> bool:
     if DOCUMENT.match(head.data):
         named = b'"responderUsername"' in head.data or b'"requesterUsername"' in head.data
         return named and b'"requests"' in head.data
+    if not head.data.lstrip().startswith(b'{"kind"'):  # the log's first line is the snapshot
+        return False
     first = head.lines[0] if head.lines else {}
     return first.get("kind") == 0 and isinstance(first.get("v"), dict) and isinstance(first["v"].get("requests"), list)
 

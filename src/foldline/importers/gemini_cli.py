@@ -59,6 +59,8 @@ FAILED = ("error", "cancelled")
 def sniff(head: Head) -> bool:
     if DOCUMENT.match(head.data) or HISTORY.match(head.data):
         return True
+    if not head.data.lstrip().startswith(b'{"'):  # not a JSONL line (a document's lines are not read)
+        return False
     first = head.lines[0] if head.lines else {}
     return is_metadata(first)
 
