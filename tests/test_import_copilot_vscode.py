@@ -175,3 +175,16 @@ def test_its_locations_are_the_chat_folders_not_the_storage(tmp_path: Path, monk
     assert storage / "a1b2" / "chatSessions" in found
     assert not [p for p in found if p.is_relative_to(storage) and p.name != "chatSessions"]
     assert tmp_path / ".config" / "Code" / "User" / "globalStorage" / "emptyWindowChatSessions" in found
+
+
+def test_a_rounds_thinking_is_reasoning_at_the_time_it_began(transcripts: Transcripts, tmp_path: Path) -> None:
+    doc = session_of(SIMPLE)
+    found = doc["requests"][1]["result"]["metadata"]["toolCallRounds"][0]
+    found["thinking"] = {"text": ["The user wants ", "the greeting changed."], "tokens": 9}
+    found["timestamp"] = doc["requests"][1]["timestamp"] + 1500
+    log = tmp_path / f"{doc['sessionId']}.json"
+    log.write_text(json.dumps(doc))
+    account, workspace, _ = imported(transcripts, [log])
+    answer = next(m for m in stored(transcripts, account, workspace) if m["parts"][0]["type"] == "reasoning")
+    assert answer["parts"][0]["text"] == "The user wants the greeting changed."
+    assert answer["metadata"]["timestamp"] == "2025-10-07T13:51:42.782Z"

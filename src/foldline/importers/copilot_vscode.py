@@ -194,9 +194,7 @@ def request_messages(conv: Conversation, request: Json, registry: Registry) -> s
     if isinstance(rounds, list) and rounds:
         for index, found in enumerate(rounds):
             if isinstance(found, dict):
-                key = f"a:{rid}:{found.get('id') or index}"
-                message, _ = conv.message(key, "assistant", dict(answer_meta))
-                message["parts"] = round_parts(found, results, registry)
+                add_round(conv, f"a:{rid}:{found.get('id') or index}", found, answer_meta, results, registry)
     else:
         message, _ = conv.message(f"a:{rid}", "assistant", dict(answer_meta))
         said = markdown(request.get("response"))
@@ -205,6 +203,14 @@ def request_messages(conv: Conversation, request: Json, registry: Registry) -> s
     if isinstance(request.get("timestamp"), int | float) and isinstance(elapsed, int | float):
         conv.saw(ms_time(request["timestamp"] + elapsed))
     return text if isinstance(text, str) and text.strip() else None
+
+
+def add_round(conv: Conversation, key: str, found: Json, meta: Json, results: Json, registry: Registry) -> None:
+    """One model round as an assistant message, at the time it began (newer sessions give it)."""
+    started = ms_time(found.get("timestamp"))
+    conv.saw(started)
+    message, _ = conv.message(key, "assistant", {**meta, "timestamp": started} if started else dict(meta))
+    message["parts"] = round_parts(found, results, registry)
 
 
 def round_parts(found: Json, results: Json, registry: Registry) -> list[Json]:
