@@ -307,9 +307,6 @@ def conversation(path: Path, namespace: uuid.UUID, registry: Registry) -> tuple[
         for m in records:
             text = add_message(conv, m, registry)
             first = first or text
-        directories = meta.get("directories")
-        if conv.messages and isinstance(directories, list) and directories and isinstance(directories[0], str):
-            conv.messages[0]["metadata"]["cwd"] = directories[0]
         conv.saw(meta.get("lastUpdated"))
     summary = meta.get("summary")
     title = summary if isinstance(summary, str) and summary.strip() else first
