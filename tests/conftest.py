@@ -63,6 +63,16 @@ def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     return make_url(request.param, tmp_path_factory.mktemp(request.param), request)
 
 
+@pytest.fixture(params=BACKENDS)
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of each backend that no store has opened yet (for migrations from the start)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "fresh.db")
+        return
+    with pg_database("foldline_fresh") as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 def settings(db_url: str) -> Settings:
     return Settings(db=db_url, max_body=8 * 1024 * 1024, poll_seconds=0.2)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
+from waits import eventually
 
 from .conftest import HeldRequests, Panel
 
@@ -202,14 +201,6 @@ def test_newest_page_first_older_pages_on_scroll_up_and_a_jump_to_the_start(sign
 
 
 # -- live ------------------------------------------------------------------------------------
-
-
-def eventually(check: Callable[[], bool], seconds: float = 10) -> None:
-    """Poll from Python: the panel's CSP forbids the eval behind ``wait_for_function``."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition did not come true"
-        time.sleep(0.05)
 
 
 def at_bottom(page: Page) -> bool:

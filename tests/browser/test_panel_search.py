@@ -12,9 +12,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, Request, Route, expect
+from waits import eventually
 
 from .conftest import Panel
-from .test_panel import bash, eventually, open_agent
+from .test_panel import bash, open_agent
 
 pytestmark = pytest.mark.browser
 
