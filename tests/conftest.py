@@ -29,6 +29,13 @@ BACKENDS = ["sqlite", "postgres"]
 IN_PROCESS_URL = "http://foldline.test"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What drives Chromium (tests/browser) is slow too: ``-m "not slow"`` leaves it out with the rest."""
+    for item in items:
+        if item.path.parent.name == "browser" or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)
+
+
 @contextmanager
 def pg_database(prefix: str) -> Iterator[str]:
     """A PostgreSQL database of its own, made at ``PG_ADMIN``'s server and dropped after."""
