@@ -89,7 +89,8 @@ def debugging() -> bool:
 
 
 def emit(data: Any, as_json: bool, text: str) -> None:
-    click.echo(orjson.dumps(data).decode() if as_json else text)
+    # A row's column names are SQLAlchemy's str subclass, which orjson refuses as a key unless told.
+    click.echo(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() if as_json else text)
 
 
 class Group(click.Group):
