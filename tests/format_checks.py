@@ -175,3 +175,10 @@ def check_image_is_a_file_part(messages: list[Json]) -> None:
     assert files == [{"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PIXEL}"}]
     texts = [p.get("text", "") for m in messages for p in m["parts"] if p["type"] in ("text", "reasoning")]
     assert not [t for t in texts if PIXEL in t]
+
+
+def check_no_conversation(t: Transcripts, log: Path) -> None:
+    """A session file that holds no message yet makes no agent, and the summary says why."""
+    account, workspace, summary = imported(t, [log], "empty")
+    assert summary.skipped == [(str(log.resolve()), "holds no conversation yet")]
+    assert (summary.agents, summary.messages) == (0, 0) and agents(t, account, workspace) == []

@@ -16,6 +16,7 @@ from format_checks import (
     agents,
     check_growth,
     check_image_is_a_file_part,
+    check_no_conversation,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -138,3 +139,9 @@ def test_a_log_that_quotes_a_thread_is_not_taken_for_one(tmp_path: Path) -> None
     log = tmp_path / "5f1c2e3a-0000-4000-8000-000000000001.jsonl"
     log.write_text(json.dumps(line) + "\n")
     assert formats_of([log]) == {str(log.resolve()): "claude-code"}
+
+
+def test_a_thread_with_no_message_makes_no_agent(transcripts: Transcripts, tmp_path: Path) -> None:
+    log = tmp_path / THREAD.name
+    log.write_text(json.dumps({**json.loads(THREAD.read_text()), "messages": []}, indent=2))
+    check_no_conversation(transcripts, log)

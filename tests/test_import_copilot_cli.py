@@ -16,6 +16,7 @@ from format_checks import (
     agents,
     check_growth,
     check_image_is_a_file_part,
+    check_no_conversation,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -171,3 +172,10 @@ def test_an_attached_image_is_a_file_part_and_a_file_its_name(transcripts: Trans
     messages = stored(transcripts, account, workspace)
     check_image_is_a_file_part(messages)
     assert messages[0]["metadata"]["attachments"] == ["notes.md"]
+
+
+def test_a_session_that_only_started_makes_no_agent(transcripts: Transcripts, tmp_path: Path) -> None:
+    started = [e for e in events(LONG) if e["type"] in ("session.start", "session.model_change", "system.message")]
+    log = tmp_path / "events.jsonl"
+    log.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in started))
+    check_no_conversation(transcripts, log)

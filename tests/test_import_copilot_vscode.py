@@ -16,6 +16,7 @@ from format_checks import (
     DATA,
     agents,
     check_growth,
+    check_no_conversation,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -188,3 +189,10 @@ def test_a_rounds_thinking_is_reasoning_at_the_time_it_began(transcripts: Transc
     answer = next(m for m in stored(transcripts, account, workspace) if m["parts"][0]["type"] == "reasoning")
     assert answer["parts"][0]["text"] == "The user wants the greeting changed."
     assert answer["metadata"]["timestamp"] == "2025-10-07T13:51:42.782Z"
+
+
+def test_a_chat_with_no_request_makes_no_agent(transcripts: Transcripts, tmp_path: Path) -> None:
+    doc = {**session_of(SIMPLE), "requests": []}  # VS Code keeps a file for every chat opened
+    log = tmp_path / f"{doc['sessionId']}.json"
+    log.write_text(json.dumps(doc, indent=2))
+    check_no_conversation(transcripts, log)

@@ -19,6 +19,7 @@ from format_checks import (
     agents,
     check_growth,
     check_image_is_a_file_part,
+    check_no_conversation,
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
@@ -220,3 +221,10 @@ def test_a_pasted_image_is_a_file_part(transcripts: Transcripts, tmp_path: Path)
     log.write_text(json.dumps(document))
     account, workspace, _ = imported(transcripts, [log])
     check_image_is_a_file_part(only_agent(transcripts, account, workspace))
+
+
+def test_a_session_with_no_message_yet_makes_no_agent(transcripts: Transcripts, tmp_path: Path) -> None:
+    meta = {k: v for k, v in json.loads(POMODORO.read_text()).items() if k != "messages"}
+    log = tmp_path / "session-2025-10-21T20-04-0b23371a.jsonl"
+    log.write_bytes(orjson.dumps(meta) + b"\n")  # what Gemini CLI writes when a session starts
+    check_no_conversation(transcripts, log)
