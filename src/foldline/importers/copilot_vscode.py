@@ -172,37 +172,45 @@ def request_messages(conv: Conversation, request: Json, registry: Registry) -> s
     meta: Json = {"source": NAME, "lineType": "request"}
     if stamp:
         meta["timestamp"] = stamp
-    body = request.get("message")
-    text = body.get("text") if isinstance(body, dict) else None
-    prompt, _ = conv.message(f"u:{rid}", "user", dict(meta))
-    if isinstance(text, str) and text:
-        prompt["parts"].append({"type": "text", "text": text, "state": "done"})
-    variables = obj(request, "variableData").get("variables")
-    for variable in variables if isinstance(variables, list) else []:
-        part = image_part(variable)
-        if part is not None:
-            prompt["parts"].append(part)
+    text = prompt_message(conv, rid, request, meta)
     answer_meta = {**meta, "lineType": "response"}
     if isinstance(request.get("modelId"), str):
         answer_meta["model"] = request["modelId"]
     if request.get("isCanceled"):
         answer_meta["canceled"] = True
-    result = obj(request, "result")
-    metadata = obj(result, "metadata")
-    rounds = metadata.get("toolCallRounds")
-    results = obj(metadata, "toolCallResults")
-    if isinstance(rounds, list) and rounds:
-        for index, found in enumerate(rounds):
-            if isinstance(found, dict):
-                add_round(conv, f"a:{rid}:{found.get('id') or index}", found, answer_meta, results, registry)
-    else:
-        message, _ = conv.message(f"a:{rid}", "assistant", dict(answer_meta))
-        said = markdown(request.get("response"))
-        message["parts"] = [{"type": "text", "text": said, "state": "done"}] if said else []
-    elapsed = obj(result, "timings").get("totalElapsed")
+    answers(conv, rid, request, answer_meta, registry)
+    elapsed = obj(obj(request, "result"), "timings").get("totalElapsed")
     if isinstance(request.get("timestamp"), int | float) and isinstance(elapsed, int | float):
         conv.saw(ms_time(request["timestamp"] + elapsed))
+    return text
+
+
+def prompt_message(conv: Conversation, rid: str, request: Json, meta: Json) -> str | None:
+    body = request.get("message")
+    text = body.get("text") if isinstance(body, dict) else None
+    prompt, _ = conv.message(f"u:{rid}", "user", dict(meta))
+    prompt["parts"] = [{"type": "text", "text": text, "state": "done"}] if isinstance(text, str) and text else []
+    variables = obj(request, "variableData").get("variables")
+    for variable in variables if isinstance(variables, list) else []:
+        part = image_part(variable)
+        if part is not None:
+            prompt["parts"].append(part)
     return text if isinstance(text, str) and text.strip() else None
+
+
+def answers(conv: Conversation, rid: str, request: Json, meta: Json, registry: Registry) -> None:
+    """The model's rounds of a request, or (without rounds) the markdown of its response."""
+    metadata = obj(obj(request, "result"), "metadata")
+    rounds = metadata.get("toolCallRounds")
+    if isinstance(rounds, list) and rounds:
+        results = obj(metadata, "toolCallResults")
+        for index, found in enumerate(rounds):
+            if isinstance(found, dict):
+                add_round(conv, f"a:{rid}:{found.get('id') or index}", found, meta, results, registry)
+        return
+    message, _ = conv.message(f"a:{rid}", "assistant", dict(meta))
+    said = markdown(request.get("response"))
+    message["parts"] = [{"type": "text", "text": said, "state": "done"}] if said else []
 
 
 def add_round(conv: Conversation, key: str, found: Json, meta: Json, results: Json, registry: Registry) -> None:

@@ -199,34 +199,44 @@ def thought_text(thought: Any) -> str | None:
     return text or None
 
 
-def add_message(conv: Conversation, m: Json, registry: Registry) -> str | None:
+def add_message(conv: Conversation, m: Json, index: int, registry: Registry) -> str | None:
     """One chat record as a message; the prompt's text when it is a typed prompt."""
     kind = m.get("type")
     conv.saw(m.get("timestamp"))
     meta: Json = {"source": NAME, "lineType": kind}
     if isinstance(m.get("timestamp"), str):
         meta["timestamp"] = m["timestamp"]
-    key = "m:" + str(m.get("id"))
+    key = f"m:{m['id']}" if isinstance(m.get("id"), str) else f"i:{index}"  # Gemini's id, else its place
     if kind == "user":
-        shown = m.get("displayContent") if m.get("displayContent") else m.get("content")
-        parts = content_parts(shown)
-        if shown is not m.get("content"):
-            parts += [p for p in content_parts(m.get("content")) if p["type"] == "file"]
-        message, _ = conv.message(key, "user", meta)
-        message["parts"] = parts
-        return "\n".join(p["text"] for p in parts if p["type"] == "text") or None
+        return prompt(conv, key, meta, m)
     if kind in NOTICES:
         message, _ = conv.message(key, "system", {**meta, "level": kind})
         message["parts"] = content_parts(m.get("content"))
-        return None
-    if kind != "gemini":
-        return None
+    elif kind == "gemini":
+        model_message(conv, key, meta, m, registry)
+    return None
+
+
+def prompt(conv: Conversation, key: str, meta: Json, m: Json) -> str | None:
+    """A user record: what was typed (``displayContent``), with the images of what the model saw."""
+    shown = m.get("displayContent") if m.get("displayContent") else m.get("content")
+    parts = content_parts(shown)
+    if shown is not m.get("content"):
+        parts += [p for p in content_parts(m.get("content")) if p["type"] == "file"]
+    message, _ = conv.message(key, "user", meta)
+    message["parts"] = parts
+    return "\n".join(p["text"] for p in parts if p["type"] == "text") or None
+
+
+def model_message(conv: Conversation, key: str, meta: Json, m: Json, registry: Registry) -> None:
+    """A gemini record: its thoughts, its text, then its tool calls (their order is not recorded)."""
     if isinstance(m.get("model"), str):
         meta["model"] = m["model"]
     usage = gemini_usage(m.get("tokens"))
     if usage is not None:
         meta["usage"] = usage
     message, _ = conv.message(key, "assistant", meta)
+    message["parts"] = []
     thoughts = m.get("thoughts")
     for thought in thoughts if isinstance(thoughts, list) else []:
         text = thought_text(thought)
@@ -237,7 +247,6 @@ def add_message(conv: Conversation, m: Json, registry: Registry) -> str | None:
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
             message["parts"].append(call_part(call, registry))
-    return None
 
 
 def call_part(call: Json, registry: Registry) -> Json:
@@ -260,7 +269,7 @@ def history(conv: Conversation, contents: list[Json], registry: Registry) -> str
         parts: list[Any] = found if isinstance(found, list) else []
         for p in parts:
             if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict):
-                answer(open_calls, p["functionResponse"])
+                pair_response(open_calls, p["functionResponse"])
         role = "assistant" if content.get("role") == "model" else "user"
         message, _ = conv.message(f"h:{index}", role, {"source": NAME, "lineType": "history"})
         for p in parts if role == "assistant" else []:
@@ -285,7 +294,7 @@ def history_call(call: Json, fallback_id: str, registry: Registry) -> Json:
                      call.get("args") or {})  # fmt: skip
 
 
-def answer(open_calls: list[Json], response: Json) -> None:
+def pair_response(open_calls: list[Json], response: Json) -> None:
     name, call_id = response.get("name"), response.get("id")
     match = next((p for p in open_calls if call_id and p["toolCallId"] == call_id), None)
     match = match or next((p for p in open_calls if p.get("toolName", p["type"][5:]) == name), None)
@@ -304,8 +313,8 @@ def conversation(path: Path, namespace: uuid.UUID, registry: Registry) -> tuple[
         conv.saw(file_time(path))
     else:
         first = None
-        for m in records:
-            text = add_message(conv, m, registry)
+        for index, m in enumerate(records):
+            text = add_message(conv, m, index, registry)
             first = first or text
         conv.saw(meta.get("lastUpdated"))
     summary = meta.get("summary")
