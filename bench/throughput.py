@@ -47,9 +47,9 @@ from pathlib import Path
 import httpx
 from databases import postgres_url, sqlite_url
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import StoredPart
-from foldline.transcripts import Transcripts
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 HERE = Path(__file__).resolve().parent

@@ -13,7 +13,7 @@ import httpx
 
 from foldline import serving
 from foldline.app import create_app
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 
 def free_port() -> int:

@@ -15,8 +15,8 @@ from core_helpers import add_member, put, user
 from servers import ServerThread
 from test_query_count import counted
 
+from foldline.service import Transcripts
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 def stream_lines(world: World, token: str, path: str, **params: str) -> Iterator[str]:

@@ -16,9 +16,9 @@ from conftest import BACKENDS, pg_database
 from sqlalchemy import select
 
 import foldline.store.base as store_base
+from foldline.service import Transcripts
 from foldline.store import Store, open_store
 from foldline.store.schema import MIGRATIONS, migrations_table
-from foldline.transcripts import Transcripts
 
 STARTERS = 6
 

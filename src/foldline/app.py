@@ -23,8 +23,9 @@ from . import __version__, panel, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
 from .events import Hub
 from .limits import BodyLimit, Slots
+from .pagereads import PageReads
+from .service import Transcripts
 from .settings import Settings
-from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
 
@@ -193,7 +194,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_exception_handler(Exception, on_unexpected)
     # Transcript JSON compresses 4-10x; level 1 keeps it cheap. SSE is never compressed, nor a body
     # past settings.gzip_max (a whole 100 MB part): it would be compressed whole in memory first.
-    app.add_middleware(routes.PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
+    app.add_middleware(PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
     app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
     app.add_middleware(panel.Assets)  # outermost: the panel's scripts and stylesheet, from memory

@@ -29,9 +29,10 @@ from fastapi.staticfiles import StaticFiles
 
 from .assets import STATIC, Assets, Bundle
 from .errors import Unauthorized
-from .routes import TOKEN_COOKIE, in_pool
+from .pool import in_pool
+from .routes import TOKEN_COOKIE
+from .service import Transcripts
 from .shell import FIRST_PAGE, PAGE_HEADERS, shell_page, transcript_shell
-from .transcripts import Transcripts
 
 COOKIE_SECONDS = 30 * 24 * 3600
 MAX_FORM = 4096

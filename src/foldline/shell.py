@@ -27,8 +27,8 @@ from fastapi.responses import Response, StreamingResponse
 
 from .assets import BUNDLE, STATIC
 from .errors import FoldlineError
-from .routes import in_pool
-from .transcripts import Transcripts
+from .pool import in_pool
+from .service import Transcripts
 
 FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
 FIRST_VIEW_PLACE = "</body>"  # a transcript's first view goes in the shell just before it

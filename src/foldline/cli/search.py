@@ -14,7 +14,7 @@ from urllib.parse import quote, urlencode
 import click
 
 from ..local import ensure_local
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from .common import db_option, emit, json_option, service
 
 MARK = ("[[", "]]")

@@ -12,9 +12,9 @@ from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
 from ..local import Local, ensure_local
+from ..service import Transcripts
 from ..settings import Settings
 from ..store import shown, sqlite_file
-from ..transcripts import Transcripts
 from .common import db_option, service, settings_for
 
 

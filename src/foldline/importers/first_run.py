@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 
 from ..local import Local
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from .importer import import_paths
 from .summary import Summary
 

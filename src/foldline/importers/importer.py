@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import FoldlineError
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from . import claude_code, codex
 from .detect import Group, find_groups
 from .session import Session

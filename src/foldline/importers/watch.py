@@ -16,7 +16,7 @@ from pathlib import Path
 import watchfiles
 
 from ..local import Local
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from .importer import import_paths
 from .summary import Summary
 

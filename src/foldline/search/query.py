@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BadRequest
-from .registry import TextTools
-from .store.chunks import OVERLAP
-from .store.terms import pattern
-from .store.text import Found, TextRow
+from ..errors import BadRequest
+from ..registry import TextTools
+from ..store.chunks import OVERLAP
+from ..store.terms import pattern
+from ..store.text import Found, TextRow
 
 MAX_QUERY = 256  # code points; at most the chunks' overlap, so a match never outgrows a row
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
