@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from foldline import serving
+from foldline import server as serving
 from foldline.app import create_app
 from foldline.service import Transcripts
 

@@ -20,8 +20,8 @@ from core_helpers import new_id, put, user
 from servers import ServerThread
 
 from foldline import Client
+from foldline.server import HoldRepeats, RedactSecrets
 from foldline.service import Transcripts
-from foldline.serving import HoldRepeats, RedactSecrets
 from foldline.settings import Settings
 from foldline.store import Store, open_store
 

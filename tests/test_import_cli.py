@@ -17,7 +17,7 @@ from foldline.cli import main
 from foldline.importers import first_run
 from foldline.importers.first_run import import_on_first_run
 from foldline.importers.watch import follow
-from foldline.local import ensure_local
+from foldline.local_account import ensure_local
 from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store

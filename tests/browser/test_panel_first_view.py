@@ -17,7 +17,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
 from foldline.panel import FIRST_PAGE, STATIC, Assets
-from foldline.shell import source_hash
+from foldline.panel.shell import source_hash
 
 from .conftest import Panel
 from .test_panel import open_agent

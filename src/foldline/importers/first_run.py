@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..local import Local
+from ..local_account import Local
 from ..service import Transcripts
 from .importer import import_paths
 from .summary import Summary

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import watchfiles
 
-from ..local import Local
+from ..local_account import Local
 from ..service import Transcripts
 from .importer import import_paths
 from .summary import Summary
