@@ -20,9 +20,9 @@ from servers import InProcess, ServerThread
 
 from foldline import Client
 from foldline.app import create_app
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store, open_store
-from foldline.transcripts import Transcripts
 
 PG_ADMIN = os.environ.get("FOLDLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgres"]

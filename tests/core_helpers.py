@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from foldline import Client
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 Json = dict[str, Any]
 BIG_OUTPUT = "line of bash output\n" * 105_000  # about 2 MB

@@ -10,7 +10,7 @@ import orjson
 
 from foldline.importers import Summary, import_paths
 from foldline.importers.detect import find_groups
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 FORMAT_DIRS = {"gemini-cli": "gemini-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import BACKENDS, make_url
 
 from foldline.cli import main
+from foldline.service import Transcripts
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture(params=BACKENDS)

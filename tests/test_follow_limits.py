@@ -17,8 +17,8 @@ from servers import ServerThread
 from test_query_count import counted
 from waits import eventually
 
+from foldline.service import Transcripts
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 def stream_lines(world: World, token: str, path: str, **params: str) -> Iterator[str]:

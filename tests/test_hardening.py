@@ -18,10 +18,10 @@ from core_helpers import new_id, put, user
 from servers import ServerThread
 
 from foldline import Client
-from foldline.serving import HoldRepeats, RedactSecrets
+from foldline.server import HoldRepeats, RedactSecrets
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store, open_store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture

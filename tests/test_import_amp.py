@@ -27,7 +27,7 @@ from format_checks import (
     total_usage,
 )
 
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 AMP = DATA / "amp" / "git-ai-project__git-ai"
 THREAD = AMP / "T-019ca1ce-3ae2-7686-a41e-ccc078837f8a.json"

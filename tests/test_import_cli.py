@@ -18,10 +18,10 @@ from foldline.cli import main
 from foldline.importers import first_run
 from foldline.importers.first_run import import_on_first_run
 from foldline.importers.watch import follow
-from foldline.local import ensure_local
+from foldline.local_account import ensure_local
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE_FILE = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"

@@ -27,7 +27,7 @@ from format_checks import (
     total_usage,
 )
 
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 COPILOT = DATA / "copilot-cli" / "EntityProcess__agentv"
 LOGS = sorted(COPILOT.rglob("full.jsonl"))

@@ -27,7 +27,7 @@ from format_checks import (
 )
 
 from foldline.importers import copilot_vscode, import_paths
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 VSCODE = DATA / "copilot-vscode" / "git-ai-project__git-ai"
 SIMPLE = VSCODE / "copilot_session_simple.json"

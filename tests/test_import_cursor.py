@@ -25,7 +25,7 @@ from format_checks import (
     tool_parts,
 )
 
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 CURSOR = DATA / "cursor" / "git-ai-project__git-ai"
 LOG = CURSOR / "cursor-session-simple.jsonl"

@@ -30,7 +30,7 @@ from format_checks import (
     total_usage,
 )
 
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 GEMINI = DATA / "gemini-cli"
 DOCUMENTS = sorted(p for p in GEMINI.rglob("*") if p.is_file() and p.name != "trajectory.json")

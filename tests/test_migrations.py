@@ -13,9 +13,9 @@ import pytest
 from sqlalchemy import select
 
 import foldline.store.core as store_base
+from foldline.service import Transcripts
 from foldline.store import Store, open_store
 from foldline.store.schema import MIGRATIONS, migrations_table
-from foldline.transcripts import Transcripts
 
 STARTERS = 6
 

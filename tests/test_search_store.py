@@ -17,11 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldline import NotFound
+from foldline.service import Transcripts
 from foldline.store import Store, StoreError, open_store
 from foldline.store import core as store_core
 from foldline.store.chunks import CHUNK
 from foldline.store.terms import contains
-from foldline.transcripts import Transcripts
 
 # Code points a word may hold: letters of every script, emoji, combining marks, CJK; no spaces
 # (they split words) and no quotes (they make phrases).

@@ -22,9 +22,9 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Reque
 from servers import ServerThread as PanelServer
 
 from foldline import Client
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 CHROMIUM_ARGS = [
     "--headless",

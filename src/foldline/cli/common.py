@@ -11,9 +11,9 @@ import click
 import orjson
 
 from ..errors import FoldlineError, NotFound, Unusable
+from ..service import Transcripts
 from ..settings import Settings, default_db
 from ..store import explain, shown
-from ..transcripts import Transcripts
 
 db_option = click.option(
     "--db",
