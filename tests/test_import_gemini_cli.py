@@ -6,7 +6,6 @@ Counts are made here from the raw files, not by the importer's code.
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -193,17 +192,20 @@ def test_a_document_that_breaks_off_imports_what_is_readable(transcripts: Transc
 def test_a_subagent_chat_is_under_its_session(transcripts: Transcripts, tmp_path: Path) -> None:
     document = json.loads(POMODORO.read_text())
     parent_id = document["sessionId"]
-    chats = tmp_path / "chats"
-    (chats / parent_id).mkdir(parents=True)
-    shutil.copy(POMODORO, chats / f"session-2025-10-21T20-04-{parent_id[:8]}.json")
     child = json.loads((GEMINI / "entireio__cli" / "12" / "cbfeaa512b" / "0" / "full.jsonl").read_text())
     child["kind"] = "subagent"
+    # Gemini CLI names a subagent's chat by its agent id, and the call that ran it carries that id
+    spawner = next(c for m in document["messages"] for c in m.get("toolCalls") or [])
+    spawner["agentId"] = child["sessionId"]
+    chats = tmp_path / "chats"
+    (chats / parent_id).mkdir(parents=True)
+    (chats / f"session-2025-10-21T20-04-{parent_id[:8]}.json").write_text(json.dumps(document, indent=2))
     (chats / parent_id / f"{child['sessionId']}.jsonl").write_bytes(b"".join(jsonl_form(child)))
     account, workspace, summary = imported(transcripts, [chats / parent_id / f"{child['sessionId']}.jsonl"])
     assert summary.skipped == [] and summary.agents == 1
     (agent,) = agents(transcripts, account, workspace)
-    (call,) = transcripts.agent(account, agent["id"])["subagents"]
-    sub = transcripts.messages(account, agent["id"], call=call)["messages"]
+    assert transcripts.agent(account, agent["id"])["subagents"] == [spawner["id"]]
+    sub = transcripts.messages(account, agent["id"], call=spawner["id"])["messages"]
     assert counts(sub) == raw_counts(child)
     assert len(transcripts.messages(account, agent["id"])["messages"]) == len(document["messages"])
 

@@ -257,6 +257,8 @@ def call_part(call: Json, registry: Registry) -> Json:
         set_output(part, output, error=failed or call.get("status") in FAILED)
     elif call.get("status") in FAILED:
         set_output(part, str(call.get("resultDisplay") or call["status"]), error=True)
+    if isinstance(call.get("agentId"), str) and call["agentId"]:  # the subagent this call ran
+        part["toolMetadata"] = {"geminiCli": {"agentId": call["agentId"]}}
     return part
 
 
@@ -328,8 +330,8 @@ def parse(group: Group, registry: Registry, namespace: uuid.UUID) -> Session:
     conv, _ = conversation(group.main, namespace, registry)
     session = Session(str(group.main), NAME, group.session_id, conv, files=[str(group.main)])
     linked = {
-        str(part.get("agentId") or ""): part["toolCallId"]
-        for m in conv.messages for part in m["parts"] if "toolCallId" in part
+        part["toolMetadata"]["geminiCli"]["agentId"]: part["toolCallId"]
+        for m in conv.messages for part in m["parts"] if "geminiCli" in part.get("toolMetadata", {})
     }  # fmt: skip
     for path in group.agents:
         sub, sub_meta = conversation(path, uuid.uuid5(namespace, "agent:" + path.stem), registry)
