@@ -44,7 +44,8 @@ class Core:
     @classmethod
     def open(cls, settings: Settings) -> Self:
         """The service on ``settings.db`` (a SQLite path or a ``postgresql://`` URL), migrated."""
-        return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
+        store = open_store(settings.db, synchronous=settings.sqlite_synchronous, wait=settings.db_wait)
+        return cls(store, settings=settings)
 
     def close(self) -> None:
         """Close the store's connections."""
