@@ -1,5 +1,6 @@
-"""``foldline maintenance restamp`` (and its old name, ``foldline restamp``): messages stored before read stamps, or under other metadata schemas, are
-checked once and stamped if they pass, so reads send them as stored; the rest keep every check."""
+"""``foldline maintenance restamp`` (and its old name, ``foldline restamp``): messages stored
+before read stamps, or under other metadata schemas, are checked once and stamped if they pass,
+so reads send them as stored; the rest keep every check."""
 
 from __future__ import annotations
 
