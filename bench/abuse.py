@@ -36,8 +36,8 @@ from pathlib import Path
 import httpx
 from databases import postgres_url, sqlite_url
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
-from foldline.transcripts import Transcripts
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "benchmarks.md"

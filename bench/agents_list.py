@@ -20,8 +20,8 @@ from collections.abc import Callable
 import orjson
 from databases import postgres_url, sqlite_url
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
-from foldline.transcripts import Transcripts
 
 USAGE = {"inputTokens": 42_000, "outputTokens": 900, "inputTokenDetails": {"cacheReadTokens": 40_000}}
 

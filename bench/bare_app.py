@@ -4,7 +4,7 @@
 
 Each request whose path and query match one given is answered with that file's bytes (read
 once at start) as ``application/json``; anything else is a 404. It is served by
-``foldline.serving`` exactly as ``foldline serve`` serves the app (protocol, limits, log level).
+``foldline.server`` exactly as ``foldline serve`` serves the app (protocol, limits, log level).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from foldline import serving
+from foldline import server as serving
 from foldline.settings import Settings
 
 

@@ -30,9 +30,9 @@ import httpx
 from databases import postgres_url, sqlite_url
 from throughput import foldline as serve_process
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 TURNS = 50
 PAGE = 50

@@ -71,10 +71,10 @@ def first_page(db: str) -> tuple[bytes, bytes, bytes, int]:
     """The largest session as the API encodes it: the panel's first page (newest 15, cut), the
     newest 50 cut, the whole transcript cut; and how many messages it holds."""
     from foldline.importers.writer import agent_id
-    from foldline.local import ensure_local
+    from foldline.local_account import ensure_local
+    from foldline.service import Transcripts
     from foldline.settings import Settings
     from foldline.store import open_store
-    from foldline.transcripts import Transcripts
 
     t = Transcripts(open_store(db), settings=Settings(db=db))
     local = ensure_local(t, db)

@@ -54,9 +54,9 @@ from playwright.sync_api import Browser, Request, sync_playwright
 
 from foldline import Client
 from foldline.app import create_app
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = 15  # the panel's first page (static/transcript.js)

@@ -58,12 +58,12 @@ from databases import postgres_url, sqlite_url
 from sqlalchemy import text
 
 from foldline.errors import Invalid
-from foldline.fields import searchable
 from foldline.message import check_message
 from foldline.registry import Registry
+from foldline.search.fields import searchable
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store, StoredPart, open_store
-from foldline.transcripts import Transcripts
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "transcripts"

@@ -9,7 +9,7 @@ For each backend (a temp SQLite file; a fresh PostgreSQL database at ``FOLDLINE_
 default ``postgresql://postgres@127.0.0.1:5432/postgres``, made and dropped here) it stores two
 agents and starts, each as its own process as a user runs it, ``foldline serve`` (one process,
 and ``--workers 2``) and a bare ASGI app under the same uvicorn settings (Foldline's
-``serving.config``: protocol, limits, access log) that answers every request with the bytes
+``server.config``: protocol, limits, access log) that answers every request with the bytes
 Foldline sent, from memory. Pages:
 
 - **cut**: the newest 50 messages, ``parts=cut``, of bench/cut_page.py's agent at 1.4 MB
@@ -47,9 +47,9 @@ from pathlib import Path
 import httpx
 from databases import postgres_url, sqlite_url
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import StoredPart
-from foldline.transcripts import Transcripts
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "benchmarks.md"
 HERE = Path(__file__).resolve().parent

@@ -20,13 +20,20 @@ from servers import InProcess, ServerThread
 
 from foldline import Client
 from foldline.app import create_app
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store, open_store
-from foldline.transcripts import Transcripts
 
 PG_ADMIN = os.environ.get("FOLDLINE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 BACKENDS = ["sqlite", "postgres"]
 IN_PROCESS_URL = "http://foldline.test"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """What drives Chromium (tests/browser) is slow too: ``-m "not slow"`` leaves it out with the rest."""
+    for item in items:
+        if item.path.parent.name == "browser" or item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.slow)
 
 
 @contextmanager
@@ -61,6 +68,16 @@ def make_url(backend: str, tmp: Path, request: pytest.FixtureRequest) -> str:
 @pytest.fixture(scope="session", params=BACKENDS)
 def db_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
     return make_url(request.param, tmp_path_factory.mktemp(request.param), request)
+
+
+@pytest.fixture(params=BACKENDS)
+def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of each backend that no store has opened yet (for migrations from the start)."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "fresh.db")
+        return
+    with pg_database("foldline_fresh") as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

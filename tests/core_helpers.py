@@ -6,8 +6,8 @@ import uuid
 from typing import Any
 
 from foldline import Client
+from foldline.service import Transcripts
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 Json = dict[str, Any]
 BIG_OUTPUT = "line of bash output\n" * 105_000  # about 2 MB

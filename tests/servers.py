@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx
 
-from foldline import serving
+from foldline import server as serving
 from foldline.app import create_app
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 
 def free_port() -> int:

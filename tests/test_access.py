@@ -8,7 +8,7 @@ from conftest import World
 from core_helpers import add_member, new_id, put, user
 
 from foldline import Forbidden
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 NOT_FOUND = {"error": {"code": "not_found", "message": "not found"}}
 

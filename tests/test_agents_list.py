@@ -17,7 +17,7 @@ from core_helpers import assistant, new_id, text, user
 
 from foldline import BadRequest, NotFound
 from foldline.importers import import_paths
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE_FILES = [

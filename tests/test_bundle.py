@@ -1,4 +1,4 @@
-"""The panel's modules joined into one script at startup (foldline/bundle.py, panel.Bundle)."""
+"""The panel's modules joined into one script at startup (foldline/panel/bundle.py, panel.assets.Bundle)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from foldline.bundle import BundleError, bundle
-from foldline.panel import STATIC, Bundle
+from foldline.panel.assets import STATIC, Bundle
+from foldline.panel.bundle import BundleError, bundle
 
 
 def write(folder: Path, files: dict[str, str]) -> Path:

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
 import orjson
 import pytest
 from click.testing import CliRunner
 from conftest import BACKENDS, make_url
 
 from foldline.cli import main
+from foldline.service import Transcripts
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture(params=BACKENDS)
@@ -91,3 +92,46 @@ def test_lists_and_a_new_token_for_a_lost_one(cli_db: str) -> None:
         store.close()
     unknown = CliRunner().invoke(main, ["account", "token", "00000000-0000-0000-0000-000000000000", "--db", cli_db])
     assert unknown.exit_code != 0 and "not found" in unknown.output
+
+
+NO_JSON = {("serve",)}  # runs until stopped and prints addresses, not data
+SAMPLE = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
+
+
+def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """Every command under ``group`` by its words, read from the group itself: a new one is in."""
+    found: list[tuple[str, ...]] = []
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            found += leaf_commands(command, (*path, name))
+        else:
+            found.append((*path, name))
+    return found
+
+
+def test_every_command_prints_json_that_parses(cli_db: str) -> None:
+    a = run("account", "create", "fay", "--db", cli_db, "--json")
+    b = run("account", "create", "gus", "--db", cli_db, "--json")
+    space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
+    token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    arguments = {
+        ("account", "create"): ["hal"],
+        ("account", "list"): [],
+        ("account", "token"): [a["id"]],
+        ("account", "tokens"): [a["id"]],
+        ("account", "revoke"): [token["token_id"]],
+        ("workspace", "list"): [],
+        ("workspace", "create"): ["night", "--member", b["id"]],
+        ("workspace", "add"): [space["id"], b["id"]],
+        ("workspace", "remove"): [space["id"], a["id"]],
+        ("import",): [str(SAMPLE)],
+        ("search",): ["build"],
+        ("restamp",): [],
+        ("usage",): [],
+    }
+    commands = [c for c in leaf_commands(main) if c not in NO_JSON]
+    assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"
+    for words in commands:
+        result = CliRunner().invoke(main, [*words, *arguments[words], "--db", cli_db, "--json"])
+        assert result.exit_code == 0, (words, result.output)
+        orjson.loads(result.stdout)

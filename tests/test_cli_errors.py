@@ -22,6 +22,8 @@ from servers import free_port
 from foldline.cli import main
 from foldline.store import StoreError, explain, open_store
 
+pytestmark = pytest.mark.slow  # the real command in a process of its own, each time
+
 ZERO = "00000000-0000-0000-0000-000000000000"
 DATA = Path(__file__).parent / "data" / "transcripts"
 SAMPLE = str(DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl")

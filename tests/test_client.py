@@ -11,7 +11,7 @@ from servers import free_port
 
 from foldline import Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
 from foldline import client as types
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 
 def test_every_public_method_works(world: World) -> None:

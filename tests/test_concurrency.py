@@ -9,7 +9,7 @@ from core_helpers import new_id
 from servers import ServerThread
 
 from foldline import Client
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 WRITERS, READERS, ROUNDS, MESSAGES = 3, 2, 6, 4
 

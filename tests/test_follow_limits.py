@@ -10,13 +10,15 @@ from dataclasses import replace
 
 import httpx
 import orjson
+import pytest
 from conftest import World
 from core_helpers import add_member, put, user
 from servers import ServerThread
 from test_query_count import counted
+from waits import eventually
 
+from foldline.service import Transcripts
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 def stream_lines(world: World, token: str, path: str, **params: str) -> Iterator[str]:
@@ -55,17 +57,20 @@ def test_a_member_taken_out_of_the_workspace_stops_receiving(world: World, trans
     follower = threading.Thread(target=follow, daemon=True)
     follower.start()
     put(world.alice, world.agent, user("bob may read this"))
-    deadline = time.monotonic() + 20
-    while not received and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: bool(received), 20, "bob never received the message")
     transcripts.remove_member(world.workspace, bob["id"])
     assert ended.wait(20), "the stream of a removed member must end"
     put(world.alice, world.agent, user("bob may not read this"))
     assert len(received) == 1 and "bob may read this" in received[0]
 
 
-def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(world: World, store: Store) -> None:
-    """20 idle followers, 1 s, polls every 0.2 s: a handful of statements, not one per stream per poll."""
+def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(
+    world: World, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """20 idle followers, five polls: a handful of statements, not one per stream per poll."""
+    looks: list[int] = []  # the hub's looks at the followed conversations' write counters
+    look = store.seqs
+    monkeypatch.setattr(store, "seqs", lambda ids: looks.append(len(ids)) or look(ids))
     opened = threading.Barrier(21, timeout=30)
     stop = threading.Event()
 
@@ -80,9 +85,11 @@ def test_idle_streams_cost_one_look_per_poll_for_the_whole_process(world: World,
     for f in followers:
         f.start()
     opened.wait()
-    time.sleep(1.0)  # the hub's first look at a newly followed conversation wakes its streams once
+    # the hub's first look at a newly followed conversation wakes its streams once; two more find it quiet
+    eventually(lambda: len(looks) >= 3, what="the hub did not look at the followed conversation")
     with counted(store) as statements:
-        time.sleep(1.0)
+        before = len(looks)
+        eventually(lambda: len(looks) >= before + 5, what="the hub stopped polling")
     stop.set()
     put(world.alice, world.agent, user("wake up and leave"))
     for f in followers:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import logging
 import socket
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -20,10 +18,10 @@ from core_helpers import new_id, put, user
 from servers import ServerThread
 
 from foldline import Client
-from foldline.serving import HoldRepeats, RedactSecrets
+from foldline.server import HoldRepeats, RedactSecrets
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store, open_store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture
@@ -136,18 +134,16 @@ def test_a_live_stream_outlives_the_deadlines(guarded: tuple[ServerThread, Trans
         lines = stream.iter_lines()
         assert next(lines).startswith("retry:")
 
-        def write_later() -> None:
-            time.sleep(2.5)  # past both one-second deadlines
-            with Client(server.url, account["token"]) as client:
-                put(client, agent, user("still there?"))
-
-        writer = threading.Thread(target=write_later)
-        writer.start()
+        silent, slow_body = connect(server.url), connect(server.url)  # opened after the stream
+        slow_body.sendall(b"POST /signin HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\ntoken=abc")
+        # past both deadlines: the server has dropped a silent client and a slow body opened after the stream
+        assert closed_by_server(silent) and closed_by_server(slow_body)
+        with Client(server.url, account["token"]) as client:
+            put(client, agent, user("still there?"))
         for line in lines:
             if line.startswith("data:"):
                 seen.append(line)
                 break
-        writer.join()
     assert seen and "still there?" in seen[0]
 
 

@@ -13,8 +13,8 @@ from core_helpers import assistant, new_id, put, text, user
 
 from foldline import Invalid, NotFound
 from foldline.message import MAX_DEPTH, MAX_PARTS
+from foldline.service import Transcripts
 from foldline.store import Store, StoredPart
-from foldline.transcripts import Transcripts
 
 
 def nested(levels: int) -> Any:

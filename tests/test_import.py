@@ -15,9 +15,9 @@ import orjson
 import pytest
 
 from foldline.importers import Summary, import_paths
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE = DATA / "claude-code"

@@ -12,15 +12,16 @@ from pathlib import Path
 import orjson
 import pytest
 from click.testing import CliRunner
+from waits import eventually
 
 from foldline.cli import main
 from foldline.importers import first_run
 from foldline.importers.first_run import import_on_first_run
 from foldline.importers.watch import follow
-from foldline.local import ensure_local
+from foldline.local_account import ensure_local
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE_FILE = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
@@ -136,14 +137,6 @@ def poke_until(poke: Callable[[], None], check: Callable[[], bool]) -> None:
             time.sleep(0.05)
 
 
-def wait_until(check: Callable[[], bool]) -> None:
-    """Wait for a condition the watcher brings about (bounded, so a broken watcher fails the test)."""
-    deadline = time.monotonic() + 30
-    while not check():
-        assert time.monotonic() < deadline, "the watcher did not import the change"
-        time.sleep(0.05)
-
-
 def test_watch_imports_new_lines_as_they_are_written(tmp_path: Path) -> None:
     db = str(tmp_path / "foldline.db")
     t = local_transcripts(db)
@@ -170,7 +163,7 @@ def test_watch_imports_new_lines_as_they_are_written(tmp_path: Path) -> None:
         from foldline.importers import import_paths
 
         whole = import_paths(fresh, [log], account_id=fresh_local.account_id, workspace_id=fresh_local.workspace_id)
-        wait_until(lambda: count() == whole.messages)
+        eventually(lambda: count() == whole.messages, 30, "the watcher did not import the change")
         assert partial < whole.messages
     finally:
         stop.set()
@@ -197,7 +190,7 @@ def test_serve_watch_follows_the_folders_while_the_app_runs(tmp_path: Path) -> N
     running = threading.Thread(target=server.run, daemon=True)
     running.start()
     try:
-        wait_until(lambda: server.started)
+        eventually(lambda: server.started, 30, "the server did not start")
         poke_until(
             lambda: shutil.copy(CLAUDE_FILE, folder),
             lambda: bool(t.list_agents(local.account_id, local.workspace_id)["agents"]),

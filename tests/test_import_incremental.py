@@ -18,7 +18,7 @@ from foldline.errors import NotFound
 from foldline.importers import import_paths
 from foldline.importers.detect import find_groups
 from foldline.importers.writer import group_key, session_source
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE_FILE = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"

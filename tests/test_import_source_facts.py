@@ -24,10 +24,10 @@ from foldline.cli import main
 from foldline.cli.serve import watchers
 from foldline.importers import import_paths, session
 from foldline.importers.session import IDLE_SECONDS
-from foldline.local import ensure_local
+from foldline.local_account import ensure_local
+from foldline.service import TURN_ENDED, Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import TURN_ENDED, Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 HEY = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"  # 2025-10-21, ends with open calls

@@ -16,9 +16,9 @@ from servers import ServerThread
 
 from foldline import Client
 from foldline.client import Message
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture

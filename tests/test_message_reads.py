@@ -9,8 +9,8 @@ from conftest import World
 from core_helpers import add_member, assistant, bash, put, text, user
 
 from foldline import NotFound
+from foldline.service import Transcripts
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 def test_a_message_id_reused_in_two_conversations_stays_apart(world: World) -> None:

@@ -8,29 +8,16 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from conftest import BACKENDS, pg_database
 from sqlalchemy import select
 
 import foldline.store.core as store_base
+from foldline.service import Transcripts
 from foldline.store import Store, open_store
 from foldline.store.schema import MIGRATIONS, migrations_table
-from foldline.transcripts import Transcripts
 
 STARTERS = 6
-
-
-@pytest.fixture(params=BACKENDS)
-def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database no store has opened yet."""
-    if request.param == "sqlite":
-        yield str(tmp_path / "fresh.db")
-        return
-    with pg_database("foldline_fresh") as url:
-        yield url
 
 
 def test_concurrent_starts_on_a_fresh_database_migrate_once(fresh_url: str) -> None:

@@ -17,9 +17,9 @@ from test_query_count import counted
 
 from foldline.errors import NotFound
 from foldline.pagecache import PageCache
+from foldline.service import CALL_MAX, Transcripts, canonical_uuid
 from foldline.settings import Settings
 from foldline.store import PageRead, Store, open_store
-from foldline.transcripts import CALL_MAX, Transcripts, canonical_uuid
 
 
 def fill(world: World, turns: int) -> None:

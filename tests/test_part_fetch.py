@@ -11,9 +11,9 @@ from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought
 
 from foldline import NotFound
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 
 def written(world: World) -> dict[str, object]:

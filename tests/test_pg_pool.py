@@ -17,9 +17,9 @@ import pytest
 from conftest import PG_ADMIN, pg_database
 from servers import ServerThread
 
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store, postgres
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from core_helpers import BIG_OUTPUT, LONG_THOUGHT, assistant, bash, put, thought
 from psycopg.pq import Trace
 from sqlalchemy import Engine, event
 
+from foldline.service import Transcripts
 from foldline.store import Store, StoredPart
-from foldline.transcripts import Transcripts
 
 
 @contextmanager

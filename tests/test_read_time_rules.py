@@ -16,9 +16,9 @@ from core_helpers import assistant, bash, new_id, put, tool, user
 from test_stored_rows import registry_with
 
 from foldline import Conflict, Invalid, NotFound
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import StaleWrite, Store, StoredPart
-from foldline.transcripts import Transcripts
 
 OUTPUT = "a line of output\n" * 600  # 10 200 characters
 

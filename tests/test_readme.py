@@ -26,6 +26,8 @@ from conftest import pg_database
 from servers import free_port
 from test_serve import read_until
 
+pytestmark = pytest.mark.slow  # the README's commands in real shells and servers
+
 ROOT = Path(__file__).resolve().parent.parent
 SESSION = ROOT / "tests" / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
 TEAM_URL = "postgresql://USER@HOST/foldline"  # the placeholder the README asks to replace

@@ -12,9 +12,9 @@ from core_helpers import assistant, bash, new_id, put, user
 
 from foldline.cli import main
 from foldline.registry import Registry
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store
-from foldline.transcripts import Transcripts
 
 
 def with_metadata(schema: dict[str, Any]) -> Registry:

@@ -15,6 +15,8 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import checks
 from schemathesis.generation import GenerationMode
 
+pytestmark = pytest.mark.slow  # generated requests against the whole API
+
 CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.content_type_conformance,
           checks.response_schema_conformance]
 EXAMPLES = 15

@@ -13,8 +13,8 @@ from conftest import World
 from core_helpers import add_member, assistant, bash, new_id, put, text, thought, tool, user
 
 from foldline import Client, NotFound
+from foldline.service import Transcripts
 from foldline.store.chunks import CHUNK
-from foldline.transcripts import Transcripts
 
 Json = dict[str, Any]
 

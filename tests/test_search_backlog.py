@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from core_helpers import assistant, bash, caught_up, new_id, user
 
+from foldline.service import Transcripts
 from foldline.store import Store
 from foldline.store.chunks import CHUNK
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture

@@ -12,10 +12,10 @@ from conftest import BACKENDS, make_url
 from core_helpers import assistant, bash, new_id, user
 
 from foldline.cli import main
-from foldline.local import ensure_local
+from foldline.local_account import ensure_local
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 
 @pytest.fixture(params=BACKENDS)

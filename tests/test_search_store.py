@@ -7,23 +7,21 @@ import logging
 import math
 import re
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from conftest import BACKENDS, PG_ADMIN, pg_database
+from conftest import PG_ADMIN
 from core_helpers import assistant, bash, caught_up, new_id, thought, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from foldline import NotFound
+from foldline.service import Transcripts
 from foldline.store import Store, StoreError, open_store
 from foldline.store import core as store_core
 from foldline.store.chunks import CHUNK
 from foldline.store.terms import contains
-from foldline.transcripts import Transcripts
 
 # Code points a word may hold: letters of every script, emoji, combining marks, CJK; no spaces
 # (they split words) and no quotes (they make phrases).
@@ -91,15 +89,6 @@ def test_a_slice_reads_only_the_chunks_it_covers(transcripts: Transcripts, store
 
 
 # -- migration 2 on a store that migration 1 made and filled -------------------------------
-
-
-@pytest.fixture(params=BACKENDS)
-def fresh_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield str(tmp_path / "old.db")
-        return
-    with pg_database("foldline_mig") as url:
-        yield url
 
 
 def test_migration_2_indexes_the_parts_already_stored(

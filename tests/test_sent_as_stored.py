@@ -16,10 +16,10 @@ from test_stored_rows import registry_with
 
 from foldline import Unauthorized
 from foldline.app import create_app
+from foldline.service import Transcripts, hash_token
 from foldline.settings import Settings
 from foldline.store import Store
 from foldline.store.schema import tokens
-from foldline.transcripts import Transcripts, hash_token
 
 
 def fill(world: World) -> None:

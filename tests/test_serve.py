@@ -19,6 +19,8 @@ from servers import free_port
 
 from foldline import Client
 
+pytestmark = pytest.mark.slow  # the real command in a process of its own
+
 
 def read_until(stream: IO[str], marker: str, seconds: float) -> str:
     """What the server prints up to the line holding ``marker``; fails after ``seconds``."""

@@ -1,4 +1,4 @@
-"""A transcript's shell holds its script and stylesheet (foldline/shell.py): written so that the
+"""A transcript's shell holds its script and stylesheet (foldline/panel/shell.py): written so that the
 HTML parser ends them where they end, and allowed by their hashes."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import shutil
 import subprocess
 import zlib
 
-from foldline.shell import CSP, Head, inline_script, inline_style, source_hash
+from foldline.panel.shell import CSP, Head, inline_script, inline_style, source_hash
 
 HEAD = '<head><link rel="stylesheet" href="/static/panel.css">\n<script type="module" src="/static/bundle.js"></script>'
 

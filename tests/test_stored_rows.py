@@ -11,8 +11,8 @@ from core_helpers import assistant, bash, new_id, put, text, tool
 
 from foldline import Invalid, NotFound
 from foldline.registry import Registry
+from foldline.service import Transcripts
 from foldline.store import Store, StoredPart
-from foldline.transcripts import Transcripts
 
 
 def registry_with(**changes: dict[str, Any]) -> Registry:

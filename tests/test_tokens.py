@@ -16,7 +16,7 @@ from core_helpers import put, user
 
 from foldline import Client, NotFound, Unauthorized
 from foldline.cli import main
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 
 def test_an_accounts_tokens_are_listed_without_their_secret(transcripts: Transcripts) -> None:

@@ -25,7 +25,7 @@ from genai_prices import __version__ as prices_version
 from foldline import Invalid
 from foldline.cli import main
 from foldline.importers import import_paths
-from foldline.transcripts import Transcripts
+from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE = [

@@ -15,8 +15,8 @@ from conftest import PG_ADMIN
 from core_helpers import new_id, user
 from sqlalchemy import event
 
+from foldline.service import Transcripts
 from foldline.store import Store, open_store
-from foldline.transcripts import Transcripts
 
 GROWN = 30_000
 TABLES = ("messages", "parts", "part_text", "conversations")

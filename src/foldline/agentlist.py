@@ -1,6 +1,6 @@
 """The agents list's query (sort, order, filters, paging) and how one agent is shown in it.
 
-Nothing here reads storage: :class:`~foldline.transcripts.Transcripts` parses a request with
+Nothing here reads storage: :class:`~foldline.service.Transcripts` parses a request with
 :func:`parse_list_query`, asks the store for a page, and shapes each row with :func:`agent_json`.
 """
 

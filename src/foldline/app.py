@@ -19,12 +19,15 @@ from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import __version__, panel, routes, schemas
+from . import __version__, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
 from .events import Hub
 from .limits import BodyLimit, Slots
+from .pagereads import PageReads
+from .panel import pages
+from .panel.assets import Assets
+from .service import Transcripts
 from .settings import Settings
-from .transcripts import Transcripts
 
 log = logging.getLogger("foldline")
 
@@ -90,7 +93,7 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     """Each path's body limit: a sign-in form is small; an API body may be up to ``max_body``."""
 
     def limit_for(path: str) -> int:
-        return panel.MAX_FORM if path in ("/signin", "/signout") else max_body
+        return pages.MAX_FORM if path in ("/signin", "/signout") else max_body
 
     return limit_for
 
@@ -193,18 +196,18 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_exception_handler(Exception, on_unexpected)
     # Transcript JSON compresses 4-10x; level 1 keeps it cheap. SSE is never compressed, nor a body
     # past settings.gzip_max (a whole 100 MB part): it would be compressed whole in memory first.
-    app.add_middleware(routes.PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
+    app.add_middleware(PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
     app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
-    app.add_middleware(panel.Assets)  # outermost: the panel's scripts and stylesheet, from memory
+    app.add_middleware(Assets)  # outermost: the panel's scripts and stylesheet, from memory
     app.include_router(routes.router)
-    panel.mount(app)
+    pages.mount(app)
     return app
 
 
 def from_environment() -> FastAPI:
     """The app on the settings of the environment (``FOLDLINE_*``): what each ``--workers`` process runs."""
-    from .serving import install_log_filters, keep_freed_memory
+    from .server import install_log_filters, keep_freed_memory
 
     install_log_filters()
     keep_freed_memory()

@@ -26,6 +26,8 @@ from typing import Any
 import orjson
 from starlette.concurrency import run_in_threadpool
 
+from .limits import Slots
+from .service import Transcripts
 from .store import EVERYONE, SOMETHING
 
 HEARTBEAT_SECONDS = 15.0
@@ -151,6 +153,35 @@ async def stream(
             yield chunk
     finally:
         on_close()
+
+
+def follow(
+    t: Transcripts,
+    hub: Hub,
+    streams: Slots,
+    account: str,
+    agent_id: str,
+    call: str | None,
+    *,
+    since: int,
+    token: str | None,
+    disconnected: Callable[[], Awaitable[bool]],
+) -> AsyncIterator[bytes]:
+    """The event stream of a conversation ``account`` may read (else the one not-found, now):
+    its changes from ``since``, woken by ``hub``, in a slot of ``streams`` (a 429 now when none is
+    left; the slot is taken and given back by the stream), ending once ``token`` no longer signs
+    in as ``account`` or it may no longer read the conversation."""
+    conv = t.conversation(account, agent_id, call)
+    streams.check(account)
+    return stream(
+        lambda seq, n: t.changes(conv, seq, n),
+        lambda timeout: hub.wait(conv.id, timeout),
+        since,
+        disconnected,
+        lambda: t.may_follow(token, account, agent_id, call),
+        on_open=lambda: streams.add(account),
+        on_close=lambda: streams.release(account),
+    )
 
 
 async def _follow(

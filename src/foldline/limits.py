@@ -4,6 +4,7 @@ and per-account caps on long or heavy requests (event streams, whole-part reads)
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -95,3 +96,28 @@ class Slots:
             yield
         finally:
             self.release(account)
+
+    def streamed(self, account: str, start: Callable[[], tuple[int, Iterator[bytes]]]) -> tuple[int, Iterator[bytes]]:
+        """``start()``'s size and chunks, in a slot of ``account``'s (a 429 when none is left) held
+        until the last chunk is sent, or the response is dropped unfinished, or ``start`` fails."""
+        self.acquire(account)
+        try:
+            size, chunks = start()
+            sending = held_until_sent(chunks, lambda: self.release(account))
+            first = next(sending)  # started: from here on, closing it gives the slot back
+        except BaseException:
+            self.release(account)
+            raise
+        return size, itertools.chain((first,), sending)
+
+
+def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:
+    """``chunks``, then ``release()``: at their end, or when the response is dropped unfinished."""
+    try:
+        yield b""
+        yield from chunks
+    finally:
+        close = getattr(chunks, "close", None)
+        if close is not None:
+            close()
+        release()

@@ -1,4 +1,4 @@
-"""The HTTP API: each route parses, calls :class:`~foldline.transcripts.Transcripts`, serialises.
+"""The HTTP API: each route parses, calls :class:`~foldline.service.Transcripts`, serialises.
 
 The five conversation routes are written once (:data:`conversation`) and served under two
 prefixes: an agent's (``/api/agents/{agent}``) and a subagent's
@@ -9,14 +9,9 @@ once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents th
 
 from __future__ import annotations
 
-import asyncio
-import functools
-import itertools
-import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
-from urllib.parse import parse_qsl
+from typing import Annotated, Any, Literal
 
 import orjson
 from annotated_types import Interval
@@ -24,31 +19,23 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from fastapi.security import APIKeyCookie, HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import AfterValidator, BeforeValidator, StringConstraints
+from pydantic import BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import cookie_parser
 
 from . import events, schemas
-from .errors import BadRequest, Invalid, PayloadTooLarge
+from .errors import BadRequest, FoldlineError, Invalid, PayloadTooLarge
 from .limits import Slots
 from .message import inexact_integer
-from .transcripts import Transcripts
+from .pool import in_pool
+from .service import Transcripts
+from .wire import PAGE_LIMIT_MAX, SEQ_MAX, bearer_token, parse_before, parse_counter, parse_page_limit
 
 TOKEN_COOKIE = "foldline_token"
 
 
 def json(data: Any, status: int = 200) -> Response:
     return Response(orjson.dumps(data), status_code=status, media_type="application/json")
-
-
-R = TypeVar("R")
-
-
-async def in_pool(request: Request, work: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    """Run database work (and the encoding beside it) in the app's one bounded pool of threads."""
-    loop = asyncio.get_running_loop()
-    return await loop.run_in_executor(request.app.state.db_pool, functools.partial(work, *args, **kwargs))
 
 
 # -- what a route depends on ------------------------------------------------------------------
@@ -71,10 +58,7 @@ Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]
 
 def token_of(request: Request) -> str | None:
     """The caller's token as :func:`reader` takes it: a bearer token, or the panel's cookie."""
-    authorization = request.headers.get("authorization", "")
-    if authorization[:7].lower() == "bearer ":
-        return authorization[7:].strip()
-    return request.cookies.get(TOKEN_COOKIE)
+    return bearer_token(request.headers.getlist("authorization")) or request.cookies.get(TOKEN_COOKIE)
 
 
 async def signed_in(request: Request, token: str | None) -> str:
@@ -85,14 +69,18 @@ async def signed_in(request: Request, token: str | None) -> str:
     return account
 
 
-async def writer(request: Request, credentials: Bearer) -> str:
+# `Bearer` and the cookie declare the schemes in the OpenAPI document; the token itself is read by
+# wire.bearer_token, as the page fast path reads it (two Authorization headers: a 400).
+
+
+async def writer(request: Request, _: Bearer) -> str:
     """The caller of a write: a bearer token, never the cookie (a forged cross-site form changes nothing)."""
-    return await signed_in(request, credentials.credentials.strip() if credentials else None)
+    return await signed_in(request, bearer_token(request.headers.getlist("authorization")))
 
 
-async def reader(request: Request, credentials: Bearer, panel: Annotated[str | None, Depends(cookie)]) -> str:
+async def reader(request: Request, _: Bearer, __: Annotated[str | None, Depends(cookie)]) -> str:
     """The caller of a read: a bearer token, or the panel's cookie."""
-    return await signed_in(request, credentials.credentials.strip() if credentials else panel)
+    return await signed_in(request, token_of(request))
 
 
 async def body(request: Request) -> Any:
@@ -156,13 +144,18 @@ At = Annotated[Address, Depends(address)]
 # -- parameters -------------------------------------------------------------------------------
 
 
-def digits(most: int) -> BeforeValidator:
-    """Only ASCII digits, at most ``most`` of them (no sign, space, ``_``, or other scripts' digits)."""
+def parsed(parse: Callable[[str], Any], keep: bool = False) -> BeforeValidator:
+    """A parameter read by its one parser in :mod:`foldline.wire` (as the service and the page fast
+    path read it); ``keep``: pass the text on as it came (the service parses it again)."""
 
     def check(value: Any) -> Any:
-        if isinstance(value, str) and not (value.isascii() and value.isdigit() and len(value) <= most):
-            raise ValueError("not a whole number")
-        return value
+        if not isinstance(value, str):
+            return value
+        try:
+            found = parse(value)
+        except FoldlineError as refused:
+            raise ValueError(str(refused)) from None
+        return value if keep else found
 
     return BeforeValidator(check)
 
@@ -171,20 +164,10 @@ def no_empty(value: Any) -> Any:
     return None if value == "" else value
 
 
-# The store keeps positions and seqs in 32-bit INTEGER columns: a cursor past them was never given.
-MAX_COUNTER = 2**31 - 1
-
-
-def position(value: str) -> str:
-    if int(value) > MAX_COUNTER:
-        raise ValueError("past any position")
-    return value
-
-
 # Bounds go inside the type, before the digits check, so the document shows them as JSON Schema.
-Seq = Annotated[int, Interval(ge=0, le=MAX_COUNTER), digits(10)]
+Seq = Annotated[int, Interval(ge=0, le=SEQ_MAX), parsed(lambda text: parse_counter(text, "since", "a seq"))]
 Limit = Annotated[
-    Annotated[int, Interval(ge=1, le=1000), digits(4)] | SkipJsonSchema[None],
+    Annotated[int, Interval(ge=1, le=PAGE_LIMIT_MAX), parsed(parse_page_limit)] | SkipJsonSchema[None],
     Query(description="the newest N messages; without it, all of them"),
 ]
 Parts = Annotated[
@@ -192,7 +175,7 @@ Parts = Annotated[
     Query(description="cut: big fields of some parts replaced by a reference (see cutParts)"),
 ]
 Before = Annotated[
-    Annotated[str, StringConstraints(pattern="^[0-9]{1,10}$"), AfterValidator(position)] | SkipJsonSchema[None],
+    Annotated[str, StringConstraints(pattern="^[0-9]{1,10}$"), parsed(parse_before, keep=True)] | SkipJsonSchema[None],
     Query(description="a previous page's `next`: the messages before it"),
 ]
 Since = Annotated[Seq, Query(description="a `seq` from an earlier read: the writes after it")]
@@ -213,13 +196,17 @@ Field = Annotated[
 ]
 Offset = Annotated[
     str | SkipJsonSchema[None],
-    Query(description="a code-point offset in the field (`start` from 0; `end` exclusive, clamped to its length)",
-          json_schema_extra={"pattern": "^[0-9]{1,16}$"}),
+    Query(
+        description="a code-point offset in the field (`start` from 0; `end` exclusive, clamped to its length)",
+        json_schema_extra={"pattern": "^[0-9]{1,16}$"},
+    ),
 ]
 Query_ = Annotated[
     str | SkipJsonSchema[None],
-    Query(description="words that must all match (case-insensitive substrings); \"quoted phrases\" as written; "
-          "at most 256 characters"),
+    Query(
+        description='words that must all match (case-insensitive substrings); "quoted phrases" as written; '
+        "at most 256 characters"
+    ),
 ]
 SearchLimit = Annotated[
     str | SkipJsonSchema[None],
@@ -237,8 +224,10 @@ OptionalAgent = Annotated[
 
 AgentSort = Annotated[
     str | SkipJsonSchema[None],
-    Query(description="activity (default), messages, tokens, cost or title",
-          json_schema_extra={"enum": ["activity", "messages", "tokens", "cost", "title"]}),
+    Query(
+        description="activity (default), messages, tokens, cost or title",
+        json_schema_extra={"enum": ["activity", "messages", "tokens", "cost", "title"]},
+    ),
 ]
 AgentOrder = Annotated[
     str | SkipJsonSchema[None],
@@ -414,28 +403,8 @@ def read_part(
     if start is not None or end is not None:
         raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads
-    whole_reads.acquire(who)  # held until the last byte is sent (or the client goes)
-    try:
-        size, chunks = t.part_stream(who, at.agent, message, index, at.call)
-        sending = held_until_sent(chunks, lambda: whole_reads.release(who))
-        first = next(sending)  # started: from here on, closing it gives the slot back
-    except BaseException:
-        whole_reads.release(who)
-        raise
-    headers = {"Content-Length": str(size)}
-    return StreamingResponse(itertools.chain((first,), sending), media_type="application/json", headers=headers)
-
-
-def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:
-    """``chunks``, then ``release()``: at their end, or when the response is dropped unfinished."""
-    try:
-        yield b""
-        yield from chunks
-    finally:
-        close = getattr(chunks, "close", None)
-        if close is not None:
-            close()
-        release()
+    size, chunks = whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call))
+    return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
 
 
 @conversation.get(
@@ -447,20 +416,11 @@ def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Ite
 def follow_events(
     request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None
 ) -> Response:
-    conv = t.conversation(who, at.agent, at.call)
-    hub: events.Hub = request.app.state.hub
-    streams: Slots = request.app.state.streams
-    token = token_of(request)
-    streams.check(who)  # a 429 now; the slot itself is taken and given back by the stream
-    stream = events.stream(
-        lambda seq, n: t.changes(conv, seq, n),
-        lambda timeout: hub.wait(conv.id, timeout),
-        since if last_event_id is None else last_event_id,
-        request.is_disconnected,
-        lambda: t.may_follow(token, who, at.agent, at.call),
-        on_open=lambda: streams.add(who),
-        on_close=lambda: streams.release(who),
-    )
+    stream = events.follow(
+        t, request.app.state.hub, request.app.state.streams, who, at.agent, at.call,
+        since=since if last_event_id is None else last_event_id, token=token_of(request),
+        disconnected=request.is_disconnected,
+    )  # fmt: skip
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
 
@@ -491,97 +451,3 @@ router.include_router(
     dependencies=[Depends(subagent)],
     generate_unique_id_function=subagent_operation_id,
 )
-
-
-# -- the page read's short way in -------------------------------------------------------------
-
-PAGE_PATH = re.compile(r"/api/agents/([^/]+)(?:/subagents/([^/]+))?/messages")
-PAGE_QUERY = {"parts", "limit", "before"}
-CUT_OR_WHOLE = {"cut": True, "whole": False}
-
-
-class PageReads:
-    """ASGI middleware: a transcript read in its common form, answered without FastAPI's
-    per-request machinery (route matching over every route, the dependency graph, parameter
-    models), which cost a cut page as much as the page itself.
-
-    It answers only a plain ``GET …/messages`` that :func:`read_messages` would answer the same
-    way: each parameter at most once and valid as the route declares it, and a token this
-    process has authenticated in the last few seconds. Anything else, and any refusal (401,
-    404, 400), goes on to the route itself, which stays the one that documents and decides.
-    """
-
-    def __init__(self, app: Any, transcripts: Transcripts, pool: Any) -> None:
-        self.app, self.transcripts, self.pool = app, transcripts, pool
-        self.on_loop = transcripts.reads_are_local
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "GET":
-            found = PAGE_PATH.fullmatch(scope["path"])
-            if found is not None:
-                page = await self._page(scope, found.group(1), found.group(2))
-                if page is not None:
-                    headers = [(b"content-length", b"%d" % len(page)), (b"content-type", b"application/json")]
-                    await send({"type": "http.response.start", "status": 200, "headers": headers})
-                    await send({"type": "http.response.body", "body": page})
-                    return
-        await self.app(scope, receive, send)
-
-    async def _page(self, scope: dict[str, Any], agent: str, call: str | None) -> bytes | None:
-        query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
-        params = dict(query)
-        if len(params) != len(query) or not PAGE_QUERY.issuperset(params):
-            return None
-        cut = CUT_OR_WHOLE.get(params.get("parts", "whole"))
-        limit, before = params.get("limit"), params.get("before")
-        if cut is None:
-            return None
-        if limit is not None and not (limit.isascii() and limit.isdigit() and len(limit) <= 4):
-            return None
-        if limit is not None and not 1 <= int(limit) <= 1000:
-            return None
-        if before is not None and not (BEFORE.fullmatch(before) and int(before) <= MAX_COUNTER):
-            return None
-        account = self.transcripts.cached_account(token_in(scope))
-        if account is None:
-            return None
-        work = functools.partial(
-            self.transcripts.page_json, account, agent, call=call, cut=cut,
-            limit=None if limit is None else int(limit), before=before,
-        )  # fmt: skip
-        checks = scope["app"].state.seq_checks
-        try:
-            if self.on_loop and cut and limit is not None and int(limit) <= ON_LOOP_MOST:
-                page: bytes | None = work()
-            else:
-                page = None if checks is None else await self.transcripts.kept_page(checks, *work.args, **work.keywords)
-                if page is None:
-                    read = work if checks is None else functools.partial(work, reread=True)
-                    page = await asyncio.get_running_loop().run_in_executor(self.pool, read)
-        except Exception:  # the route says why, in its own words
-            return None
-        return page
-
-
-BEFORE = re.compile("[0-9]{1,10}")
-# A cut page of at most this many messages read from a local SQLite file takes a millisecond or
-# two (50 messages of 50 tool parts each: 1.4 ms), less than handing it to a thread and back
-# costs once the interpreter lock is shared: such a read runs on the event loop itself.
-ON_LOOP_MOST = 200
-
-
-def token_in(scope: dict[str, Any]) -> str | None:
-    """The token :func:`reader` would take from a request: a bearer token, else the panel's cookie."""
-    authorization: str | None = None
-    cookies: str | None = None
-    for name, value in scope["headers"]:
-        if name == b"authorization":
-            authorization = value.decode("latin-1")
-        elif name == b"cookie":
-            cookies = value.decode("latin-1")
-    if authorization is not None:
-        scheme, _, credentials = authorization.partition(" ")
-        if scheme.lower() == "bearer" and credentials:
-            return credentials.strip()
-    found: str | None = cookie_parser(cookies).get(TOKEN_COOKIE) if cookies else None
-    return found

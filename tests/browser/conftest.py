@@ -15,15 +15,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Route, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, Request, Route, sync_playwright
 from servers import ServerThread as PanelServer
 
 from foldline import Client
+from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
-from foldline.transcripts import Transcripts
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -70,6 +71,38 @@ class HeldRequests:
         for route in self.routes:
             route.continue_()
         self.page.unroute(self.pattern)
+
+
+def settle(page: Page) -> None:
+    """Wait until the page has run every task queued so far (an event's handlers, a request they
+    start) and drawn a frame after them: what a fixed pause used to wait for, without the guess."""
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))")
+
+
+class Searches:
+    """The page's requests to the search API, as they are sent and as they end (answered or dropped)."""
+
+    def __init__(self, page: Page) -> None:
+        self.page = page
+        self.sent: list[Request] = []
+        self.ended: list[Request] = []
+        page.on("request", lambda r: self.sent.append(r) if "/api/search" in r.url else None)
+        page.on("requestfinished", lambda r: self.ended.append(r))
+        page.on("requestfailed", lambda r: self.ended.append(r))
+
+    def settled(self, q: str) -> bool:
+        last = self.sent[-1] if self.sent else None
+        asked = last is not None and parse_qs(urlparse(last.url).query).get("q") == [q]
+        return asked and all(r in self.ended for r in self.sent)
+
+    def answered(self, q: str) -> None:
+        """Wait until the page has searched for ``q`` and every search it sent has ended: past the
+        debounce, with no answer to an older query still to come."""
+        deadline = time.monotonic() + 10
+        while not self.settled(q):  # Playwright delivers the page's events while it is waited on
+            assert time.monotonic() < deadline, f"the page did not finish searching for {q!r}"
+            self.page.wait_for_timeout(20)
+        settle(self.page)
 
 
 @dataclass

@@ -24,7 +24,7 @@ from playwright.sync_api import BrowserContext, Page, sync_playwright
 sys.path.insert(0, str(Path(__file__).parents[1]))
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import launch
+from conftest import Searches, launch, settle
 from density import DENSEST
 from servers import free_port
 
@@ -78,7 +78,7 @@ def every_page(page: Page) -> None:
     if page.locator(".older").is_visible():
         page.click("text=Jump to the start")
         page.locator(".older").wait_for(state="hidden")
-    page.wait_for_timeout(300)
+    settle(page)
 
 
 def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> None:
@@ -96,7 +96,7 @@ def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> No
     fold.locator("article").first.wait_for()
     call = page.locator('details.tool[data-tool="Task"]').first
     call.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -260); }")
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-transcript.png"))
 
     page.goto(f"{base}/agents/{largest}")
@@ -105,7 +105,7 @@ def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> No
     cut = page.locator("details.reasoning:has(.size.cut)").first
     cut.evaluate("d => { d.open = true; }")  # opened without a read: both ends and the mark
     cut.locator(".cut-mark").evaluate("m => { m.scrollIntoView({block: 'center'}); }")
-    page.wait_for_timeout(200)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-fold-cut.png"))
     cut.evaluate("d => { d.open = false; }")
     found = page.locator('details.tool[data-tool="Bash"]:has(.size.cut)').first
@@ -114,19 +114,20 @@ def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> No
     output.locator("summary").click()
     output.locator(".cut-mark").wait_for(state="detached")
     output.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
-    page.wait_for_timeout(200)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-fold-open.png"))
 
     page.goto(f"{base}/")
     page.wait_for_selector("body[data-ready]")
+    searches = Searches(page)
     page.keyboard.press("Control+k")
     page.keyboard.type(QUERY)
     page.locator(".search-dialog [role=option]").first.wait_for()
-    page.wait_for_timeout(300)
+    searches.answered(QUERY)
     page.screenshot(path=str(DOCS / "panel-search.png"))
     page.keyboard.press("Enter")
     page.locator("main mark.hit.current").wait_for()
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-search-hit.png"))
     page.close()
     dense(context, base, largest)
@@ -139,13 +140,13 @@ def dense(context: BrowserContext, base: str, agent: str) -> None:
     page.goto(f"{base}/agents/{agent}")
     page.wait_for_selector(".live[data-state=live]")
     page.locator("article.role-user:not(.cc)").last.evaluate("a => { a.scrollIntoView(); window.scrollBy(0, -90); }")
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-dense.png"))
     every_page(page)
     page.click("button.outline-toggle")  # the outline: every message one line
-    page.wait_for_timeout(300)
+    settle(page)
     page.evaluate(DENSEST)
-    page.wait_for_timeout(300)
+    settle(page)
     page.screenshot(path=str(DOCS / "panel-outline.png"))
     page.click("button.outline-toggle")  # the choice is kept in the browser: leave it off
     page.close()

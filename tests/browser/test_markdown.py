@@ -13,7 +13,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from .conftest import Panel, settle
 from .test_panel import open_agent
 
 pytestmark = pytest.mark.browser
@@ -209,7 +209,7 @@ def test_hostile_markdown_executes_nothing(signed_in: Page, panel: Panel) -> Non
     expect(signed_in.locator(f'[data-message="{each}"] .md')).to_have_count(len(HOSTILE))
     part.hover()
     signed_in.locator("main .md").last.hover()
-    signed_in.wait_for_timeout(300)
+    settle(signed_in)  # the hover's handlers, and anything they queued, have run
 
     assert dialogs == []
     assert signed_in.locator("main script, main iframe, main svg, main [onerror], main [onclick]").count() == 0

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 import re
-import time
 import uuid
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
+from waits import eventually
 
-from .conftest import HeldRequests, Panel
+from .conftest import HeldRequests, Panel, settle
 
 pytestmark = pytest.mark.browser
 
@@ -170,7 +169,7 @@ def test_a_fold_opened_without_a_person_does_not_read(signed_in: Page, panel: Pa
     open_agent(signed_in, agent)
     fold = signed_in.locator(f'details[data-message="{mid}"][data-part="2"]')
     fold.evaluate("d => { d.open = true; }")
-    signed_in.wait_for_timeout(300)  # let the toggle event run
+    settle(signed_in)  # the toggle event has run
     assert fold.evaluate("d => d.open")
     expect(fold.locator(".cut-mark")).to_contain_text("not shown")
     assert fetched == []
@@ -202,14 +201,6 @@ def test_newest_page_first_older_pages_on_scroll_up_and_a_jump_to_the_start(sign
 
 
 # -- live ------------------------------------------------------------------------------------
-
-
-def eventually(check: Callable[[], bool], seconds: float = 10) -> None:
-    """Poll from Python: the panel's CSP forbids the eval behind ``wait_for_function``."""
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition did not come true"
-        time.sleep(0.05)
 
 
 def at_bottom(page: Page) -> bool:
@@ -373,7 +364,7 @@ def test_hostile_text_executes_nothing(signed_in: Page, panel: Panel) -> None:
         href = link.get_attribute("href") or ""
         assert href.startswith(("http:", "https:", "mailto:", "/")), href
     signed_in.locator(f'[data-message="{mid}"][data-part="0"]').hover()
-    signed_in.wait_for_timeout(300)
+    settle(signed_in)  # the hover's handlers, and anything they queued, have run
     assert signed_in.evaluate("window.__pwned") is None
     assert dialogs == []
     assert signed_in.locator("main script, main img[src=x], main iframe, main svg").count() == 0

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import Page, expect
 
-from .conftest import Panel
+from .conftest import Panel, settle
 from .density import DENSEST, IN_VIEW
 from .test_panel import jump_to_the_start, open_agent
 
@@ -108,7 +108,7 @@ def test_the_outline_puts_twenty_tool_calls_of_the_largest_real_session_on_one_s
     expect(prose).to_have_count(texts)
     expect(page.locator(".messages article.role-assistant .part.text")).to_have_count(0)
     page.evaluate(DENSEST)
-    page.wait_for_timeout(100)
+    settle(page)  # scrolled and drawn
     in_view = page.evaluate(IN_VIEW)
     assert in_view >= 20 and in_view > whole
     heights = page.locator("details.tool > summary, details.prose > summary").evaluate_all(

@@ -5,13 +5,12 @@ from __future__ import annotations
 import base64
 import random
 import struct
-import time
 import zlib
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from waits import eventually
 
 from .conftest import HeldRequests, Panel
 from .test_panel import count_parts, open_agent
@@ -33,13 +32,6 @@ def png(width: int, height: int, seed: int = 7) -> bytes:
 
 def data_url(media: str, body: bytes) -> str:
     return f"data:{media};base64,{base64.b64encode(body).decode()}"
-
-
-def eventually(check: Callable[[], bool], seconds: float = 10) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the condition did not come true"
-        time.sleep(0.05)
 
 
 def attach(panel: Panel, title: str, file: dict[str, Any]) -> tuple[str, str]:

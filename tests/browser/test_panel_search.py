@@ -12,9 +12,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, Request, Route, expect
+from waits import eventually
 
-from .conftest import Panel
-from .test_panel import bash, eventually, open_agent
+from .conftest import Panel, Searches, settle
+from .test_panel import bash, open_agent
 
 pytestmark = pytest.mark.browser
 
@@ -107,6 +108,7 @@ def test_slash_opens_search_and_hits_come_grouped_by_agent_with_the_match_marked
     old = panel.put(first, "assistant", [bash("make", f"error: {w.upper()} on port 5432")])
     panel.put(second, "user", [text(f"{w} again")])
 
+    searches = Searches(signed_in)
     signed_in.keyboard.press("/")
     box = search_box(signed_in)
     expect(box).to_be_visible()
@@ -120,7 +122,7 @@ def test_slash_opens_search_and_hits_come_grouped_by_agent_with_the_match_marked
     # Newest first: the second agent's hit is the newest, so its group comes first.
     expect(groups.locator(".group-title")).to_have_text(["Another agent", "Fix the <b>flaky</b> build"])
     expect(options(signed_in)).to_have_count(3)
-    signed_in.wait_for_timeout(300)  # past the debounce: no answer for a shorter prefix is still to come
+    searches.answered(w)  # past the debounce: no answer for a shorter prefix is still to come
     marks = box.locator("[role=option] mark")
     expect(marks).to_have_text([w, w.upper(), w], ignore_case=False)
     snippet = groups.nth(1).locator("[role=option]").nth(1).locator(".hit-snippet")
@@ -168,11 +170,12 @@ def test_stale_answers_are_dropped_and_more_pages_come_by_cursor(signed_in: Page
         panel.put(agent, "user", [text(f"{w} number {i:02d}")])
     searches: list[str] = []
     signed_in.on("request", lambda r: searches.append(r.url) if "/api/search" in r.url else None)
+    answers = Searches(signed_in)
     signed_in.keyboard.press("/")
     search_box(signed_in).get_by_role("combobox").fill(w)
     expect(options(signed_in)).to_have_count(21)  # 20 hits and "Show more results"
     expect(search_box(signed_in).locator(".search-status")).to_have_text("20+ matches")
-    signed_in.wait_for_timeout(300)
+    answers.answered(w)
     assert len(searches) == 1 and "limit=20" in searches[0]
     expect(options(signed_in).first).to_contain_text("number 24")
     more = search_box(signed_in).locator(".more-option")
@@ -202,7 +205,7 @@ def test_stale_answers_are_dropped_and_more_pages_come_by_cursor(signed_in: Page
     expect(options(signed_in)).to_have_count(1)
     with contextlib.suppress(PlaywrightError):  # the page may have aborted it already, as it should
         held[0].continue_()
-    signed_in.wait_for_timeout(300)
+    answers.answered(f'"{w} number 07"')  # the held answer came (or was dropped) after the newer one
     expect(options(signed_in)).to_have_count(1)
     expect(options(signed_in).first).to_contain_text("number 07")
 
@@ -257,7 +260,7 @@ def test_a_hit_in_the_cut_middle_of_a_20_mb_output_is_shown_in_place_without_rea
     fold.locator("summary").click()
     fold.locator("summary").click()
     assert fold.evaluate("d => d.open")
-    signed_in.wait_for_timeout(300)
+    settle(signed_in)  # the toggles' handlers, and any read they started, have run
     expect(fold.locator("button.read")).to_have_count(0)  # no "Read the whole output" over 1 MB
     assert requests.whole_reads() == []
 
@@ -275,7 +278,7 @@ def test_a_part_over_1_mb_opened_by_a_person_shows_its_ends_and_reads_only_slice
     big = signed_in.locator(f'details[data-message="{mid}"][data-part="1"]')
     big.locator("summary").click()
     expect(big.locator(".cut-mark")).to_contain_text("in the middle not shown")
-    signed_in.wait_for_timeout(300)
+    settle(signed_in)  # the toggle's handlers, and any read they started, have run
     assert requests.parts() == []
     big.get_by_role("button", name="Show the next 64 KB").click()
     expect(big.locator("pre.window")).to_have_count(1)
@@ -436,6 +439,7 @@ def test_the_whole_flow_from_the_keyboard_only(page: Page, panel: Panel) -> None
     output, _ = big_output(w, 2 * MB)
     mid = panel.put(agent, "assistant", [text(f"see {w} below"), bash("make", output)])
     panel.put(agent, "user", [text("thanks")])
+    searches = Searches(page)
     keys = page.keyboard
     page.goto(f"/agents/{agent}?token={panel.token}")
     page.wait_for_selector(".live[data-state=live]")
@@ -466,7 +470,7 @@ def test_the_whole_flow_from_the_keyboard_only(page: Page, panel: Panel) -> None
     assert has_focus_ring(page)
     keys.type(w)
     expect(options(page)).to_have_count(2)
-    page.wait_for_timeout(300)  # past the debounce: no answer for a shorter prefix is still to come
+    searches.answered(w)  # past the debounce: no answer for a shorter prefix is still to come
     where = options(page).locator(".hit-where").all_text_contents()
     for _ in range(where.index("Assistant · bash · output · in the cut middle")):
         keys.press("ArrowDown")

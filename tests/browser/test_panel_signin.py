@@ -8,7 +8,7 @@ import re
 import httpx
 from playwright.sync_api import Page, Request, expect
 
-from .conftest import Panel
+from .conftest import Panel, settle
 
 
 def cookie(page: Page) -> str | None:
@@ -41,7 +41,7 @@ def test_a_link_from_another_site_does_not_swap_a_session_without_asking(signed_
     signed_in.on("request", lambda r: posted.append(r) if r.method == "POST" else None)
     signed_in.goto(f"/signin#token={mallory['token']}")
     expect(signed_in.locator("[data-current]")).to_contain_text("signed in as alice")
-    signed_in.wait_for_timeout(300)  # time for a script that would submit on its own (it must not)
+    settle(signed_in)  # the page's scripts have run all they queued: none submitted (it must not)
     assert posted == [] and signed_in_as(signed_in, panel) == "alice"
     assert "#" not in signed_in.url  # the token left the address bar all the same
     signed_in.click("button[type=submit]")  # the person confirms: now, and only now, mallory

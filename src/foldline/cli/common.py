@@ -11,9 +11,9 @@ import click
 import orjson
 
 from ..errors import FoldlineError, NotFound, Unusable
+from ..service import Transcripts
 from ..settings import Settings, default_db
 from ..store import explain, shown
-from ..transcripts import Transcripts
 
 db_option = click.option(
     "--db",
@@ -89,7 +89,8 @@ def debugging() -> bool:
 
 
 def emit(data: Any, as_json: bool, text: str) -> None:
-    click.echo(orjson.dumps(data).decode() if as_json else text)
+    # A row's column names are SQLAlchemy's str subclass, which orjson refuses as a key unless told.
+    click.echo(orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode() if as_json else text)
 
 
 class Group(click.Group):

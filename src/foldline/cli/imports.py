@@ -15,7 +15,7 @@ from ..errors import Unusable
 from ..importers import Summary, has_session_logs, import_paths
 from ..importers.importer import Progress as Told
 from ..importers.watch import follow
-from ..local import ensure_local
+from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service

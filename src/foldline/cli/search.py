@@ -13,8 +13,8 @@ from urllib.parse import quote, urlencode
 
 import click
 
-from ..local import ensure_local
-from ..transcripts import Transcripts
+from ..local_account import ensure_local
+from ..service import Transcripts
 from .common import db_option, emit, json_option, service
 
 MARK = ("[[", "]]")

@@ -7,14 +7,14 @@ import os
 
 import click
 
-from .. import serving
+from .. import server
 from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
-from ..local import Local, ensure_local
+from ..local_account import Local, ensure_local
+from ..service import Transcripts
 from ..settings import Settings
 from ..store import shown, sqlite_file
-from ..transcripts import Transcripts
 from .common import db_option, service, settings_for
 
 
@@ -47,7 +47,7 @@ from .common import db_option, service, settings_for
 def serve(db: str, host: str, port: int, watch: bool, first_import: bool | None, workers: int) -> None:
     """Run the service (the API and the panel)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    serving.check_address(host, port)  # before anything is printed, opened or imported
+    server.check_address(host, port)  # before anything is printed, opened or imported
     settings = settings_for(db)
     if first_import is None:
         first_import = sqlite_file(settings.db) is not None
@@ -73,7 +73,7 @@ def run(
     click.echo(f"  spec   {base}/api/openapi.json")
     click.echo(f"  local workspace {local.workspace_id}")
     if workers == 1:
-        serving.run(create_app(transcripts, background), settings, host, port, log_level="info")
+        server.run(create_app(transcripts, background), settings, host, port, log_level="info")
         return
     # Each worker opens the store itself (from the environment); this process supervises them
     # and runs the folder watcher, whose writes reach every worker's followers.
@@ -81,7 +81,7 @@ def run(
     for work in background:
         work.start()
     try:
-        serving.run("foldline.app:from_environment", settings, host, port, workers, log_level="info")
+        server.run("foldline.app:from_environment", settings, host, port, workers, log_level="info")
     finally:
         for work in background:
             work.stop()

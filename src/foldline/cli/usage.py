@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ..local import ensure_local
+from ..local_account import ensure_local
 from .common import db_option, emit, json_option, service
 
 Json = dict[str, Any]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..local import Local
-from ..transcripts import Transcripts
+from ..local_account import Local
+from ..service import Transcripts
 from .formats import registered
 from .importer import import_paths
 from .summary import Summary

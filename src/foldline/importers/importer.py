@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import FoldlineError
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from .detect import find_groups
 from .formats import Group, by_name
 from .session import Session

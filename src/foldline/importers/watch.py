@@ -15,8 +15,8 @@ from pathlib import Path
 
 import watchfiles
 
-from ..local import Local
-from ..transcripts import Transcripts
+from ..local_account import Local
+from ..service import Transcripts
 from .formats import suffixes
 from .importer import import_paths
 from .summary import Summary

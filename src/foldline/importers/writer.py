@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from ..errors import NotFound
-from ..transcripts import Transcripts
+from ..service import Transcripts
 from .formats import Group
 from .session import Conversation, Json, Session, is_idle, short_title
 from .summary import Summary

@@ -33,7 +33,7 @@ from sqlalchemy import (
     tuple_,
 )
 
-from ..fields import searchable
+from ..search.fields import searchable
 from .backend import Backend
 from .chunks import FieldText, chunk_rows
 

@@ -21,7 +21,7 @@ class Store(Accounts, Agents, Writes, Reads, Search, TextIndex):
     (:class:`~.sqlite.SQLiteStore`, :class:`~.postgres.PostgresStore`) and fill in its hooks.
 
     The store checks nothing about who asks: access rules live in
-    :class:`~foldline.transcripts.Transcripts`, which is its only caller on the request path.
+    :class:`~foldline.service.Transcripts`, which is its only caller on the request path.
     Ids are canonical UUID strings chosen by the caller. Each method is one transaction.
     ``tests/test_store_contract.py`` holds every backend to this contract.
 

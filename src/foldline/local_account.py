@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Unauthorized
+from .service import Transcripts
 from .store import normalize_url, sqlite_file
-from .transcripts import Transcripts
 
 LOCAL = "local"
 

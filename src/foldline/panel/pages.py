@@ -9,8 +9,8 @@ server, so no access log, proxy or ``Referer`` sees it. The sign-in page's scrip
 the form and posts it; when the browser is already signed in, it asks first, so a link from
 another site cannot silently swap a person's session. Signing in and out are same-site POSTs.
 
-The shell loads fast. A transcript's shell (:mod:`foldline.shell`) holds all its first view
-needs: the stylesheet and the panel's modules joined into one script (:mod:`foldline.bundle`),
+The shell loads fast. A transcript's shell (:mod:`foldline.panel.shell`) holds all its first view
+needs: the stylesheet and the panel's modules joined into one script (:mod:`foldline.panel.bundle`),
 allowed by their hashes in its Content-Security-Policy, then the agent and its newest page as
 the API would answer the same cookie; its head is sent before the first view is read. The agents
 list's shell loads the same script and stylesheet by address, answered from memory (:class:`Assets`).
@@ -27,11 +27,12 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from ..errors import Unauthorized
+from ..pool import in_pool
+from ..routes import TOKEN_COOKIE
+from ..service import Transcripts
 from .assets import STATIC, Assets, Bundle
-from .errors import Unauthorized
-from .routes import TOKEN_COOKIE, in_pool
 from .shell import FIRST_PAGE, PAGE_HEADERS, shell_page, transcript_shell
-from .transcripts import Transcripts
 
 COOKIE_SECONDS = 30 * 24 * 3600
 MAX_FORM = 4096

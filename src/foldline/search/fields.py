@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cut import output_text
-from .message import tool_name
+from ..cut import output_text
+from ..message import tool_name
 
 FIELDS = ("text", "output", "errorText", "input")
 TOOL_FIELDS = ("input", "output", "errorText")

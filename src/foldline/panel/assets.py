@@ -57,7 +57,7 @@ class Asset:
 
 class Bundle:
     """``/static/bundle.js``: ``app.js`` and every module it imports as one script
-    (:mod:`foldline.bundle`), joined when first asked for and again when one of them changes.
+    (:mod:`foldline.panel.bundle`), joined when first asked for and again when one of them changes.
 
     A module the bundler cannot take leaves a one-line script that imports ``app.js`` itself
     (the modules load one by one, as they are), and a warning in the log.
@@ -148,4 +148,4 @@ class Assets:
         await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})
 
 
-BUNDLE = Bundle(STATIC)  # the panel's, which the shell also holds (foldline/shell.py)
+BUNDLE = Bundle(STATIC)  # the panel's, which the shell also holds (foldline/panel/shell.py)

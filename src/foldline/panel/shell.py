@@ -1,7 +1,7 @@
 """A transcript's shell: one response that holds all its first view needs.
 
 It is sent in two pieces. The head goes at once, with the panel's stylesheet and its script (the
-modules joined, :mod:`foldline.bundle`) written in it, so the browser reads and compiles them
+modules joined, :mod:`foldline.panel.bundle`) written in it, so the browser reads and compiles them
 while the server reads the first view; the rest holds that first view, the agent and its newest
 page as the API would answer the same cookie (``<script type="application/json">``), so the
 panel draws it without a request of its own. Nothing inline runs without the page's
@@ -25,10 +25,10 @@ import orjson
 from fastapi import Request
 from fastapi.responses import Response, StreamingResponse
 
+from ..errors import FoldlineError
+from ..pool import in_pool
+from ..service import Transcripts
 from .assets import BUNDLE, STATIC
-from .errors import FoldlineError
-from .routes import in_pool
-from .transcripts import Transcripts
 
 FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
 FIRST_VIEW_PLACE = "</body>"  # a transcript's first view goes in the shell just before it

@@ -187,7 +187,7 @@ def config(app: Any, settings: Settings, host: str, port: int, **extra: Any) -> 
         app,
         host=host,
         port=port,
-        http=guarded(settings) if workers == 1 else "foldline.serving:WorkerH11",
+        http=guarded(settings) if workers == 1 else "foldline.server:WorkerH11",
         timeout_keep_alive=int(settings.keep_alive),
         limit_concurrency=connections,
         h11_max_incomplete_event_size=64 * 1024,

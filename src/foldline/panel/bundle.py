@@ -126,7 +126,7 @@ def bundle(static: Path, entry: str = "app.js") -> tuple[str, list[str]]:
     """One module's text for ``entry`` and all it imports, and the names of the modules in it."""
     modules = read_modules(static, entry)
     var = {m.name: f"$m{i}" for i, m in enumerate(modules)}
-    out = ["// The panel's modules in one script, joined by foldline/bundle.py when the app started.\n"]
+    out = ["// The panel's modules in one script, joined by foldline/panel/bundle.py when the app started.\n"]
     for module in modules:
         body = _rewrite_exports(module, _rewrite_imports(module, var))
         exports = ", ".join(k if k == v else f"{k}: {v}" for k, v in module.exports.items())

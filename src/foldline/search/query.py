@@ -15,11 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import BadRequest
-from .registry import TextTools
-from .store import Found, TextRow
-from .store.chunks import OVERLAP
-from .store.terms import pattern
+from ..errors import BadRequest
+from ..registry import TextTools
+from ..store import Found, TextRow
+from ..store.chunks import OVERLAP
+from ..store.terms import pattern
 
 MAX_QUERY = 256  # code points; at most the chunks' overlap, so a match never outgrows a row
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100

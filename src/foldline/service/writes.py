@@ -1,0 +1,137 @@
+"""The write door: a message validated fully and stored (with its cuts and searchable text), and the turn-end."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+import orjson
+
+from ..agentlist import PROJECT_MAX
+from ..cut import candidate, cut_text
+from ..errors import Conflict, NotFound
+from ..message import check_message, set_unknown_outcome, tool_name
+from ..search.fields import searchable
+from ..store import AgentFacts, Conversation, StaleWrite, StoredPart
+from ..store.chunks import FieldText
+from ..usage import NAME_MAX, message_usage, parse_usage
+from .core import Core, Json, canonical_uuid, is_call
+from .stored import passes_read_checks, whole
+
+OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
+TURN_END_TRIES = 5
+
+
+class Writes(Core):
+    def put_message(self, account: str, agent_id: str, message_id: str, body: Any, call: str | None = None) -> Json:
+        """The write door: validate ``body`` fully and create or replace the message (owner only); a
+        subagent's conversation is made by its first write.
+        """
+        message_id = canonical_uuid(message_id)
+        parent = self._owned(account, agent_id)
+        if call is not None and not is_call(call):
+            raise NotFound()
+        message = check_message(body, self.registry, message_id)
+        parse_usage(message.get("metadata"))  # a usage report of another shape is refused (422)
+        # A subagent's conversation is made by its first write, and only once that write passed.
+        conv = parent if call is None else self._subagent(account, parent, call)
+        return self._write(conv, message)
+
+    def _subagent(self, account: str, parent: Conversation, call: str) -> Conversation:
+        found = self._store.visible_conversation(account, parent.id, call)
+        if found is not None:
+            return found
+        return self._store.create_conversation(
+            str(uuid.uuid4()), parent.workspace_id, parent.owner_id, None, parent.id, call
+        )
+
+    def _write(self, conv: Conversation, message: Json, expect_seq: int | None = None, checked: bool = True) -> Json:
+        """Store a message. ``checked``: it passed the write door (or is valid by construction),
+        so it is stamped with :attr:`read_stamp` and later reads send its stored text as it is."""
+        head = {k: v for k, v in message.items() if k != "parts"}
+        stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
+        stamp = self.read_stamp if checked else None
+        meta = message.get("metadata")
+        seq, created = self._store.put_message(
+            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq, stamp,
+            usage=message_usage(meta), facts=agent_facts(message["role"], meta),
+        )  # fmt: skip
+        self._changed(conv.id)
+        return {"id": message["id"], "seq": seq, "created": created}
+
+    def _stored_part(self, index: int, part: Json) -> StoredPart:
+        """A part to store, with its cut if it has a field over the bound (of any tool: whether
+        the cut is sent is decided by the registry when the part is read)."""
+        body = orjson.dumps(part).decode()
+        name = tool_name(part)
+        found = candidate(part)
+        # A text part (an answer, a prompt) is cut only past the larger text bound, with the same ends.
+        bound = self.settings.text_bound if part.get("type") == "text" else self.settings.bound
+        cut = cut_text(*found, bound=bound, half=self.settings.bound // 2) if found else None
+        texts = tuple(
+            FieldText(field, text, len(cut.head) if cut and cut.field == field else None)
+            for field, text in searchable(part)
+        )
+        if cut is None:
+            return StoredPart(index, name, body, texts=texts)
+        rest = {k: v for k, v in part.items() if k != cut.field}
+        ref = {"index": index, "field": cut.field, "bytes": cut.bytes, "head": cut.head, "tail": cut.tail}
+        return StoredPart(index, name, body, orjson.dumps(rest).decode(), orjson.dumps(ref).decode(), texts)
+
+    def end_turn(self, account: str, agent_id: str, call: str | None = None) -> Json:
+        """Give every open tool part of the last assistant message an unknown outcome.
+
+        The rewrite is a compare-and-set: if the agent writes that message meanwhile (a tool's
+        real outcome arriving), the turn-end reads it again rather than overwrite it.
+        """
+        conv = self._target(account, agent_id, call)
+        for _ in range(TURN_END_TRIES):
+            message_id = self._store.last_message_id(conv, "assistant")
+            row = self._store.message(conv, message_id) if message_id else None
+            if row is None:
+                return {"message": None, "ended": []}
+            message = whole(row)
+            ended = close_open_tools(message["parts"])
+            if not ended:
+                return {"message": message["id"], "ended": []}
+            # Valid by construction (inputs kept, each open tool given an outcome) if the message
+            # was; a row stored some other way is stamped only if it passes the read's checks.
+            sound = row.checked == self.read_stamp or passes_read_checks(message, self.registry)
+            try:
+                self._write(conv, message, expect_seq=row.seq, checked=sound)
+            except StaleWrite:
+                continue
+            return {"message": message["id"], "ended": ended}
+        raise Conflict("the last message kept changing; end the turn again")
+
+
+def agent_facts(role: str, metadata: Any) -> AgentFacts:
+    """Where an agent ran, as a message's metadata says: its source (``claude-code`` or
+    ``codex`` as the importers mark it, else ``api``), folder (``cwd``), git branch
+    (``gitBranch``, or Codex's ``git.branch``) and, for an assistant message, its model."""
+    meta = metadata if isinstance(metadata, dict) else {}
+
+    def text(value: Any, most: int) -> str | None:  # NUL cannot be stored in PostgreSQL text
+        return value[:most] if isinstance(value, str) and value and "\x00" not in value else None
+
+    source = meta.get("source") if meta.get("source") in ("claude-code", "codex") else "api"
+    git = meta.get("git")
+    branch = text(meta.get("gitBranch"), NAME_MAX) or (
+        text(git.get("branch"), NAME_MAX) if isinstance(git, dict) else None
+    )
+    model = text(meta.get("model"), NAME_MAX) if role == "assistant" else None
+    if model is not None and model.startswith("<"):  # Claude Code's "<synthetic>" notes are no model
+        model = None
+    return AgentFacts(source, text(meta.get("cwd"), PROJECT_MAX), branch, model)
+
+
+def close_open_tools(parts: list[Json]) -> list[int]:
+    """Give each open tool part the unknown outcome, in place; return their indexes."""
+    ended = []
+    for index, part in enumerate(parts):
+        if tool_name(part) is not None and part.get("state") in OPEN_STATES:
+            ended.append(index)
+            set_unknown_outcome(part)
+            if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
+                part.pop("approval", None)
+    return ended
