@@ -126,9 +126,10 @@ class Backend(Protocol):
         needs to forget the indexed ones later (SQLite: their text; no trigram work)."""
         ...
 
-    def index_batch(self, conn: Connection, size: int) -> tuple[int, int]:
+    def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
         """Add at most ``size`` pending chunks to the engine's index, oldest first, and mark them
         indexed, in ``conn``'s write transaction (first forgetting what :meth:`forget_texts` kept);
+        where the batch holds every writer back (SQLite), about ``chars`` code points at most;
         returns the chunks indexed and their code points. Safe with several indexers on one store
         (required)."""
         ...

@@ -17,17 +17,27 @@ from .core import Hooks
 from .rows import Backlog
 from .schema import conversations, members, messages, part_text
 
-INDEX_BATCH = 64  # pending chunks indexed per transaction (at most 2 MB of text each)
+INDEX_BATCH = 64  # pending chunks indexed per transaction at most
+# and about this many code points (SQLite: the batch holds the one write lock; four full chunks
+# are about 65 ms of FTS5's trigram work, see docs/benchmarks.md)
+INDEX_BATCH_CHARS = 131_072
 
 
 class TextIndex(Hooks):
     """The indexer's store side (mixed into :class:`~foldline.store.Store`)."""
 
-    def index_pending(self, size: int = INDEX_BATCH) -> tuple[int, int]:
-        """Index one batch of at most ``size`` pending chunks, oldest first, in a transaction of
-        its own; returns the chunks and code points indexed (none: the backlog is empty)."""
+    def index_pending(self, size: int = INDEX_BATCH, chars: int = INDEX_BATCH_CHARS) -> tuple[int, int]:
+        """Index one batch of at most ``size`` pending chunks (and about ``chars`` code points),
+        oldest first, in a transaction of its own; returns the chunks and code points indexed
+        (none: the backlog is empty)."""
         with self.write() as conn:
-            return self.index_batch(conn, size)
+            return self.index_batch(conn, size, chars)
+
+    def has_pending(self) -> bool:
+        """Whether the indexer has work (a read, by the pending chunks' partial index: an idle
+        indexer asks this, and takes no write lock)."""
+        with self.read() as conn:
+            return conn.execute(select(part_text.c.id).where(part_text.c.pending).limit(1)).first() is not None
 
     def backlog(self, account_id: str | None = None) -> Backlog:
         """The chunks the engine's index has not reached yet: all of them, or those of the

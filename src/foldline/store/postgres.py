@@ -284,8 +284,9 @@ class PostgresStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_trgm ON part_text USING gin (text gin_trgm_ops) WHERE NOT pending")
         conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending")
 
-    def index_batch(self, conn: Connection, size: int) -> tuple[int, int]:
-        # SKIP LOCKED: each indexer takes the oldest pending chunks no other one holds.
+    def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
+        # SKIP LOCKED: each indexer takes the oldest pending chunks no other one holds. A batch
+        # locks only its rows (a writer replacing one of their messages waits for it): ``size`` alone bounds it.
         rows = conn.execute(INDEX_PENDING, {"n": size}).all()
         return len(rows), sum(int(r.owned) for r in rows)
 
