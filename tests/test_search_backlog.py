@@ -4,13 +4,18 @@ commit (``store/index.py``), and every search reads the pending ones too, on bot
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from click.testing import CliRunner
+from conftest import World
 from core_helpers import assistant, bash, caught_up, new_id, user
 
+from foldline.cli import main
 from foldline.service import Transcripts
-from foldline.store import Store
+from foldline.store import Store, open_store
 from foldline.store.chunks import CHUNK
 
 
@@ -104,3 +109,37 @@ def test_the_backlog_an_account_sees_is_its_own(transcripts: Transcripts, store:
     assert mine.oldest_seconds is not None and mine.oldest_seconds >= 0
     caught_up(store)
     assert store.backlog(account).chunks == 0 and store.backlog().chunks == 0
+
+
+def test_api_status_shows_the_callers_backlog_only(world: World, store: Store) -> None:
+    message_id = new_id()
+    world.alice.put_message(world.agent, user("x" * (CHUNK + 1), message_id))
+    mine = world.http.get("/api/status", headers={"Authorization": f"Bearer {world.alice_token}"})
+    theirs = world.http.get("/api/status", headers={"Authorization": f"Bearer {world.bob_token}"})
+    assert mine.status_code == theirs.status_code == 200
+    assert mine.json()["search_index"]["pending_chunks"] >= 2  # the message's two chunks
+    assert mine.json()["search_index"]["oldest_pending_seconds"] >= 0
+    assert theirs.json() == {"search_index": {"pending_chunks": 0, "pending_code_points": 0,
+                                              "oldest_pending_seconds": None}}  # fmt: skip
+    assert world.http.get("/api/status").status_code == 401
+    caught_up(store)
+    after = world.http.get("/api/status", headers={"Authorization": f"Bearer {world.alice_token}"}).json()
+    assert after["search_index"]["pending_chunks"] == 0
+
+
+def test_foldline_status_says_what_is_pending(tmp_path: Path) -> None:
+    db = str(tmp_path / "status.db")
+    t = Transcripts(open_store(db))
+    try:
+        account = t.create_account("status")["id"]
+        agent = t.create_agent(account, t.create_workspace("status", [account])["id"])["id"]
+        message_id = new_id()
+        t.put_message(account, agent, message_id, user("to be indexed", message_id))
+        pending = orjson.loads(CliRunner().invoke(main, ["status", "--db", db, "--json"]).stdout)
+        assert pending["search_index"]["pending_chunks"] == 1
+        assert pending["search_index"]["pending_code_points"] == len("to be indexed")
+        assert "search index: 1 chunks pending" in CliRunner().invoke(main, ["status", "--db", db]).stdout
+        t.index_pending()
+        assert "search index: up to date" in CliRunner().invoke(main, ["status", "--db", db]).stdout
+    finally:
+        t.close()

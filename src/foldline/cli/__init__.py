@@ -13,6 +13,7 @@ from .imports import import_command
 from .search import search_command
 from .serve import serve
 from .stamps import restamp
+from .status import status
 from .usage import usage_command
 from .workspaces import workspace
 
@@ -30,6 +31,7 @@ main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(search_command)
 main.add_command(restamp)
+main.add_command(status)
 main.add_command(usage_command)
 
 __all__ = ["main"]
