@@ -45,6 +45,26 @@ def jsonl_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.jsonl"))
 
 
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def agent_label(name: str) -> str:
+    """The label of the format a data folder is named after (the folder's name if none is)."""
+    from foldline.importers.formats import registered
+
+    return next((f.label for f in registered() if f.name == name), name)
+
+
+def agent_rows(work: Path) -> list[tuple[str, str, float, float, int]]:
+    """One row per agent's folder of test data but Claude Code's (its row is above): each imported alone."""
+    rows = []
+    for folder in sorted(p for p in (work / "data").iterdir() if p.is_dir() and p.name != "claude-code"):
+        seconds, peak = foldline(work, folder, str(work / f"{folder.name}.db"))
+        rows.append(("foldline import → SQLite", agent_label(folder.name), folder_bytes(folder) / 1e6, seconds, peak))
+    return rows
+
+
 def session_dirs(folder: Path) -> list[Path]:
     """Folders holding Claude Code session files (claude-code-log converts one folder a run)."""
     return sorted({p.parent for p in folder.rglob("*.jsonl") if p.parent.name != "subagents"})
@@ -106,7 +126,7 @@ def main() -> None:
         work = Path(tmp)
         shutil.copytree(DATA, work / "data")
         claude_mb = jsonl_bytes(work / "data" / "claude-code") / 1e6
-        all_mb = jsonl_bytes(work / "data") / 1e6
+        all_mb = folder_bytes(work / "data") / 1e6
         ours_claude = foldline(work, work / "data" / "claude-code", str(work / "claude.db"))
         ours_all = foldline(work, work / "data", str(work / "all.db"))
         theirs = claude_code_log(work / "data")
@@ -116,7 +136,8 @@ def main() -> None:
         rows = [
             ("foldline import → SQLite", "Claude Code", claude_mb, *ours_claude),
             ("claude-code-log → HTML", "Claude Code", claude_mb, *theirs),
-            ("foldline import → SQLite", "Claude Code + Codex", all_mb, *ours_all),
+            *agent_rows(work),
+            ("foldline import → SQLite", "every agent", all_mb, *ours_all),
         ]
         for tool, files, mb, seconds, peak in rows:
             table.add_row(tool, files, f"{mb:.1f}", f"{seconds:.2f}", f"{mb / seconds:.1f}", f"{peak / 1e6:.0f}")

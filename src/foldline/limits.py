@@ -66,21 +66,10 @@ class Slots:
         self._lock = threading.Lock()
         self._taken: dict[str, int] = defaultdict(int)
 
-    def check(self, account: str) -> None:
-        """Refuse now if ``account`` has no slot left (without taking one)."""
-        with self._lock:
-            if self._taken[account] >= self.limit:
-                raise TooManyRequests(f"at most {self.limit} {self.what} at once per account")
-
     def acquire(self, account: str) -> None:
         with self._lock:
             if self._taken[account] >= self.limit:
                 raise TooManyRequests(f"at most {self.limit} {self.what} at once per account")
-            self._taken[account] += 1
-
-    def add(self, account: str) -> None:
-        """Take a slot whatever the count (after :meth:`check`, where a refusal can no longer be sent)."""
-        with self._lock:
             self._taken[account] += 1
 
     def release(self, account: str) -> None:

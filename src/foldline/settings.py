@@ -54,6 +54,9 @@ class Settings:
     # Seconds a page of search hits may take; past it the page ends early, partial, with a cursor
     # that goes on from where it stopped (0: each page gives only its engine's first step).
     search_seconds: float = field(default_factory=lambda: env_number("FOLDLINE_SEARCH_SECONDS", "1.0"))
+    # The most a request waits on the database (a statement, a lock, a free connection, another
+    # writer) before it is answered 503 with Retry-After (docs/security.md).
+    db_wait: float = field(default_factory=lambda: env_number("FOLDLINE_DB_WAIT_SECONDS", "30"))
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
@@ -66,6 +69,8 @@ class Settings:
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
         limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
+        if self.db_wait <= 0:
+            raise ValueError("FOLDLINE_DB_WAIT_SECONDS must be positive")
         if self.token_cache_seconds < 0 or self.search_seconds < 0 or self.page_cache_mb < 0:
             raise ValueError(
                 "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS and FOLDLINE_PAGE_CACHE_MB must not be negative"

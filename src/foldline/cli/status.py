@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..store import shown
-from .common import db_option, emit, json_option, service
+from .common import db_option, emit, existing_service, json_option
 
 
 @click.command("status")
@@ -13,7 +13,7 @@ from .common import db_option, emit, json_option, service
 @json_option
 def status(db: str, as_json: bool) -> None:
     """Show the search index's backlog: chunks written but not indexed yet (searches read them too)."""
-    with service(db) as t:
+    with existing_service(db) as t:
         backlog = t.backlog()
     emit({"db": shown(db), "search_index": backlog}, as_json, f"Foldline on {shown(db)}\n{line(backlog)}")
 

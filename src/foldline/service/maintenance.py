@@ -1,5 +1,5 @@
-"""Maintenance: stamping stored messages so their reads send them as stored (``foldline restamp``),
-and the search index built after the writes (:mod:`foldline.indexer`, ``foldline status``)."""
+"""Maintenance: stamping stored messages so their reads send them as stored (``foldline maintenance
+restamp``), and the search index built after the writes (:mod:`foldline.indexer`, ``foldline status``)."""
 
 from __future__ import annotations
 

@@ -108,9 +108,14 @@ log = logging.getLogger("foldline")
 
 
 class PostgresStore(Store):
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, wait: float | None = None) -> None:
         self.url = url
-        self.engine = create_engine(url, pool_size=10, max_overflow=20)
+        # ``wait``: the most a statement, a lock or a free connection is waited for (None: no bound)
+        options = {} if wait is None else {"options": f"-c statement_timeout={int(wait * 1000)}"
+                                           f" -c lock_timeout={int(wait * 1000)}"}  # fmt: skip
+        self.engine = create_engine(
+            url, pool_size=10, max_overflow=20, pool_timeout=30 if wait is None else wait, connect_args=options
+        )
         ping_when_idle(self.engine)
 
     @contextmanager
@@ -254,9 +259,12 @@ class PostgresStore(Store):
         # Statistics from the start, so the planner keeps the writes' lookups on their indexes
         # even where autovacuum is off or has not come round yet.
         with self.write() as conn:
+            conn.exec_driver_sql("SET LOCAL statement_timeout = 0")
             conn.exec_driver_sql("ANALYZE")
 
     def lock_migrations(self, conn: Connection) -> None:
+        conn.execute(text("SET LOCAL statement_timeout = 0"))  # a migration takes the time it takes
+        conn.execute(text("SET LOCAL lock_timeout = 0"))
         conn.execute(text("SELECT pg_advisory_xact_lock(7438210)"))
 
     def dialect_insert(self, table: Any) -> Any:

@@ -66,26 +66,32 @@ UNINDEX = text(
 )
 GONE_FIRST = text("SELECT id, length(text) AS owned FROM part_text_unindex ORDER BY id LIMIT :n")
 UNQUEUE = text("DELETE FROM part_text_unindex WHERE id <= :upto")
-BUSY_SECONDS = 30  # how long a connection waits on another one's lock
+BUSY_SECONDS = 30.0  # how long a connection waits on another one's lock, unless told (``wait``)
 REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
 
 
 class SQLiteStore(Store):
     local = True
 
-    def __init__(self, url: str, synchronous: str = "full") -> None:
+    def __init__(self, url: str, synchronous: str = "full", wait: float | None = None) -> None:
         self.url = url
-        self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        self.wait = BUSY_SECONDS if wait is None else wait
+        self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": self.wait})
         self._writer = threading.Lock()
         mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
-        event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode))
+        event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode, self.wait))
         event.listen(self.engine, "begin", _on_begin)
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
         # One writer per process at a time; BEGIN IMMEDIATE (and busy_timeout) between processes.
-        with self._writer, self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
-            yield conn
+        if not self._writer.acquire(timeout=self.wait):
+            raise sqlite3.OperationalError("database is locked (by this process's writer)")
+        try:
+            with self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
+                yield conn
+        finally:
+            self._writer.release()
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
@@ -244,11 +250,11 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
         log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
 
 
-def _on_connect(dbapi_conn: Any, synchronous: str) -> None:
+def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
     dbapi_conn.isolation_level = None
     cursor = dbapi_conn.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_SECONDS * 1000}")
+    cursor.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
     _use_wal(cursor)
     cursor.execute(f"PRAGMA synchronous={synchronous}")
     cursor.close()
