@@ -292,6 +292,16 @@ def me(t: T, who: Reader) -> Response:
     return json(t.me(who))
 
 
+@router.get(
+    "/status",
+    summary="What the search index has not reached yet, of what the caller may read",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Status, "the backlog")}, 401),
+)
+def status(t: T, who: Reader) -> Response:
+    return json({"search_index": t.backlog(who)})
+
+
 @router.post(
     "/agents",
     status_code=201,

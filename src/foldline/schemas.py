@@ -217,6 +217,18 @@ class Me(BaseModel):
     workspaces: list[Workspace]
 
 
+class SearchIndex(BaseModel):
+    pending_chunks: int = Field(description="chunks of the caller's transcripts written but not indexed yet")
+    pending_code_points: int = Field(description="the text those chunks own, in code points")
+    oldest_pending_seconds: float | None = Field(
+        description="how long ago the oldest of them was written; null when none is pending")
+
+
+class Status(BaseModel):
+    search_index: SearchIndex = Field(
+        description="the search index's backlog (searches read the pending chunks directly)")
+
+
 class Usage(BaseModel):
     """Tokens and their estimated cost (genai-prices; the table is named by `prices`)."""
 

@@ -13,6 +13,7 @@ from .imports import import_command
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
+from .status import status
 from .usage import usage_command
 from .workspaces import workspace
 
@@ -33,6 +34,7 @@ main.add_command(maintenance)
 # The old name, kept working for scripts; not listed.
 main.add_command(click.Command("restamp", callback=restamp.callback, params=restamp.params, hidden=True,
                                help=restamp.help))  # fmt: skip
+main.add_command(status)
 main.add_command(usage_command)
 
 __all__ = ["main"]

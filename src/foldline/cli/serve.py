@@ -11,6 +11,7 @@ from .. import server
 from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
+from ..indexer import Indexer
 from ..local_account import Local, ensure_local
 from ..service import Transcripts
 from ..settings import Settings
@@ -66,7 +67,11 @@ def run(
         first = import_on_first_run(transcripts, local)
         if first is not None:
             click.echo(first.line())
-    background = watchers(transcripts, local) if watch and local is not None else []
+    # The search indexer beside the app (one per serving process group: with several workers,
+    # this supervising process runs it, as it runs the watcher).
+    background: list[Background] = [Indexer(transcripts)]
+    if watch and local is not None:
+        background += watchers(transcripts, local)
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     click.echo(f"Foldline on {shown(settings.db)}")
     if host in ("0.0.0.0", "::"):

@@ -235,8 +235,10 @@ class Writes(Hooks):
     def replace_texts(
         self, conn: Connection, conversation_id: str, message_id: str, texts: Sequence[tuple[int, FieldText]]
     ) -> None:
-        """Replace a message's chunk rows (and their index entries), in the write's transaction."""
-        self.unindex_texts(conn, conversation_id, message_id)
+        """Replace a message's chunk rows, in the write's transaction: the new ones are written
+        pending (the indexer adds them to the engine's index after the commit; a search reads
+        them until then), and what the index needs to forget the old ones is kept for it."""
+        self.forget_texts(conn, conversation_id, message_id)
         conn.execute(
             delete(part_text).where(
                 part_text.c.conversation_id == conversation_id, part_text.c.message_id == message_id
@@ -247,8 +249,8 @@ class Writes(Hooks):
             return
         for row in rows:
             row["text"] = self.storable_text(str(row["text"]))
+            row["pending"] = True
         conn.execute(insert(part_text), rows)
-        self.index_texts(conn, conversation_id, message_id)
 
     def stamp(self, conv: Conversation, message_id: str, seq: int, stamp: str) -> bool:
         """Stamp one message as it stands, if the write ``seq`` made it (a rewrite since keeps
