@@ -16,6 +16,7 @@ from ..service import Transcripts
 from ..settings import Settings
 from ..store import shown, sqlite_file
 from .common import db_option, service, settings_for
+from .progress import progress_bar
 
 
 @click.command()
@@ -60,7 +61,8 @@ def run(
 ) -> None:
     local = ensure_local(transcripts, settings.db)
     if first_import:
-        first = import_on_first_run(transcripts, local)
+        with progress_bar() as told:
+            first = import_on_first_run(transcripts, local, told)
         if first is not None:
             click.echo(first.line())
     background = watchers(transcripts, local) if watch else []
