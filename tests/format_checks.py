@@ -10,6 +10,7 @@ import orjson
 
 from foldline.importers import Summary, import_paths
 from foldline.importers.detect import find_groups
+from foldline.importers.importer import NO_CONVERSATION
 from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -180,5 +181,5 @@ def check_image_is_a_file_part(messages: list[Json]) -> None:
 def check_no_conversation(t: Transcripts, log: Path) -> None:
     """A session file that holds no message yet makes no agent, and the summary says why."""
     account, workspace, summary = imported(t, [log], "empty")
-    assert summary.skipped == [(str(log.resolve()), "holds no conversation yet")]
+    assert summary.skipped == [(str(log.resolve()), NO_CONVERSATION)]
     assert (summary.agents, summary.messages) == (0, 0) and agents(t, account, workspace) == []
