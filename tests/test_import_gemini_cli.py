@@ -22,6 +22,7 @@ from format_checks import (
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
+    check_watch_follows_rewrites,
     counts,
     formats_of,
     imported,
@@ -230,3 +231,10 @@ def test_a_session_with_no_message_yet_makes_no_agent(transcripts: Transcripts, 
     log = tmp_path / "session-2025-10-21T20-04-0b23371a.jsonl"
     log.write_bytes(orjson.dumps(meta) + b"\n")  # what Gemini CLI writes when a session starts
     check_no_conversation(transcripts, log)
+
+
+def test_the_watch_follows_a_document_rewritten_whole(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    stages = [json.dumps({**document, "messages": document["messages"][:end]}, indent=2).encode() for end in (6, 19)]
+    (tmp_path / "chats").mkdir()
+    check_watch_follows_rewrites(transcripts, tmp_path / "chats", "session-2025-10-21T20-04-0b23371a.json", stages)
