@@ -238,3 +238,13 @@ def test_the_watch_follows_a_document_rewritten_whole(transcripts: Transcripts, 
     stages = [json.dumps({**document, "messages": document["messages"][:end]}, indent=2).encode() for end in (6, 19)]
     (tmp_path / "chats").mkdir()
     check_watch_follows_rewrites(transcripts, tmp_path / "chats", "session-2025-10-21T20-04-0b23371a.json", stages)
+
+
+def test_a_resumed_session_is_read_from_its_jsonl_only(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    legacy = tmp_path / "session-2025-10-21T20-04-0b23371a.json"
+    legacy.write_text(json.dumps({**document, "messages": document["messages"][:12]}, indent=2))
+    legacy.with_suffix(".jsonl").write_bytes(b"".join(jsonl_form(document)))  # what resuming it wrote
+    assert formats_of([tmp_path]) == {str(legacy.with_suffix(".jsonl").resolve()): "gemini-cli"}
+    account, workspace, summary = imported(transcripts, [tmp_path])
+    assert summary.skipped == [] and len(only_agent(transcripts, account, workspace)) == len(document["messages"])

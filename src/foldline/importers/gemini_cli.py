@@ -354,6 +354,8 @@ def head_meta(head: Head) -> Json:
 
 
 def groups(head: Head, finding: Finding) -> None:
+    if head.path.suffix == ".json" and head.path.with_suffix(".jsonl").is_file():
+        return  # a resumed session: Gemini CLI carried it on in the .jsonl beside it, which is read
     meta = head_meta(head)
     session_id = meta.get("sessionId")
     if not isinstance(session_id, str) or not session_id:  # an API history has no id: its path is its id
