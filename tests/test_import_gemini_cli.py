@@ -248,3 +248,18 @@ def test_a_resumed_session_is_read_from_its_jsonl_only(transcripts: Transcripts,
     assert formats_of([tmp_path]) == {str(legacy.with_suffix(".jsonl").resolve()): "gemini-cli"}
     account, workspace, summary = imported(transcripts, [tmp_path])
     assert summary.skipped == [] and len(only_agent(transcripts, account, workspace)) == len(document["messages"])
+
+
+def test_an_image_a_tool_read_is_a_file_part_after_its_call(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    call = next(c for m in document["messages"] for c in m.get("toolCalls") or [])
+    call["result"].append({"inlineData": {"mimeType": "image/png", "data": PIXEL}})  # read_file of a picture
+    log = tmp_path / POMODORO.name
+    log.write_text(json.dumps(document))
+    account, workspace, _ = imported(transcripts, [log])
+    messages = only_agent(transcripts, account, workspace)
+    check_image_is_a_file_part(messages)
+    message = next(m for m in messages if any(p.get("toolCallId") == call["id"] for p in m["parts"]))
+    at = next(i for i, p in enumerate(message["parts"]) if p.get("toolCallId") == call["id"])
+    assert message["parts"][at + 1]["type"] == "file"
+    assert PIXEL not in json.dumps(message["parts"][at]) and "[image 1: image/png" in message["parts"][at]["output"]
