@@ -1,4 +1,4 @@
-"""Maintenance: stamping stored messages so their reads send them as stored (``foldline restamp``)."""
+"""Maintenance: stamping stored messages so their reads send them as stored (``foldline maintenance restamp``)."""
 
 from __future__ import annotations
 
