@@ -47,7 +47,10 @@ class Writes(Core):
 
     def _write(self, conv: Conversation, message: Json, expect_seq: int | None = None, checked: bool = True) -> Json:
         """Store a message. ``checked``: it passed the write door (or is valid by construction),
-        so it is stamped with :attr:`read_stamp` and later reads send its stored text as it is."""
+        so it is stamped with :attr:`read_stamp` and later reads send its stored text as it is.
+        Every secret in it is replaced by its marker first (:mod:`foldline.redaction`)."""
+        if self.redactor is not None:
+            message, _ = self.redactor.message(message)
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
         stamp = self.read_stamp if checked else None
