@@ -3,9 +3,10 @@
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
 import { ApiError, conversationPath, getJson, page } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { el } from "./dom.js";
 import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
+import { relativeTime } from "./format.js";
 import { plainText } from "./markdown.js";
-import { el } from "./parts.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
@@ -15,17 +16,6 @@ const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
 let showing = null; // the token of the place being shown: a newer one makes it stale
-
-function relative(stamp) {
-  const then = Date.parse(stamp);
-  if (Number.isNaN(then)) return "";
-  const s = Math.max(0, (Date.now() - then) / 1000);
-  if (s < 60) return "just now";
-  if (s < 3600) return Math.floor(s / 60) + " min ago";
-  if (s < 86400) return Math.floor(s / 3600) + " h ago";
-  if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
-  return new Date(then).toISOString().slice(0, 10);
-}
 
 // An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
 function titleText(title) {
@@ -93,7 +83,7 @@ function agentRow(agent, prices) {
     top.append(dot);
   }
   top.append(navLink("/agents/" + encodeURIComponent(agent.id), titleText(agent.title), "agent-title"));
-  const when = el("time", "muted", relative(agent.updated_at));
+  const when = el("time", "muted", relativeTime(agent.updated_at));
   when.dateTime = agent.updated_at;
   when.title = agent.updated_at;
   top.append(when);

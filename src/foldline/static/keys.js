@@ -2,7 +2,7 @@
 // prompts, g/G to the first and last message, o/Enter opens (or closes) the current message's
 // folds, v switches the outline, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
 
-import { el } from "./parts.js";
+import { el } from "./dom.js";
 import { loadStart, outlineOn, setOutline } from "./transcript.js";
 
 export const KEYS = [
