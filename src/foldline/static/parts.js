@@ -100,19 +100,52 @@ export function fieldSection(fold, label, wholeText, kind, field) {
   const tailLength = cpLength(cut.tail);
   const length = typeof fold.length === "number" ? fold.length : null;
   const middleEnd = length === null ? null : Math.max(headLength, length - tailLength);
-  section.append(draw(cut.head, 0, "head"));
+  // The pieces shown, in order: a piece that meets the one before it joins it (one text, no
+  // added break); between the others, a mark for what is not shown.
+  const items = [];
+  const add = (text, start, kind) => {
+    const last = items[items.length - 1];
+    if (last && last.text !== undefined && start !== null && last.start + cpLength(last.text) === start) {
+      last.text += text;
+      last.kinds.push(kind);
+    } else items.push({ text, start, kinds: [kind] });
+  };
+  add(cut.head, 0, "head");
   let shownTo = headLength;
   for (const w of fold.windows || []) {
     const a = Math.max(w.start, shownTo);
     const b = middleEnd === null ? w.end : Math.min(w.end, middleEnd);
     if (b <= a) continue;
-    if (a > shownTo) section.append(gapMark(fold, cut, thought, shownTo, a, headLength));
-    section.append(draw(cpSlice(w.text, a - w.start, b - w.start), a, "window"));
+    if (a > shownTo) items.push({ from: shownTo, to: a });
+    add(cpSlice(w.text, a - w.start, b - w.start), a, "window");
     shownTo = b;
   }
-  if (middleEnd === null || shownTo < middleEnd) section.append(gapMark(fold, cut, thought, shownTo, middleEnd, headLength));
-  section.append(draw(cut.tail, middleEnd, "tail"));
+  if (middleEnd === null || shownTo < middleEnd) items.push({ from: shownTo, to: middleEnd });
+  add(cut.tail, middleEnd, "tail");
+  items.forEach((item, n) => {
+    if (item.text === undefined) {
+      section.append(gapMark(fold, cut, thought, item.from, item.to, headLength));
+      return;
+    }
+    const node = draw(item.text, item.start, item.kinds.join(" "));
+    if (!thought) halfLines(node, item.text, n > 0, n < items.length - 1);
+    section.append(node);
+  });
   return section;
+}
+
+// A piece of a cut field that begins (after a gap) or ends (before one) inside a line says so
+// there, with a dimmed "…" that is not part of the text (copy and marks leave it out). The
+// character before a piece is not known: one is taken to start a line only when it is the head.
+function halfLines(node, text, gapBefore, gapAfter) {
+  if (gapBefore && text && !text.startsWith("\n")) node.prepend(halfMark("the line begins before this"));
+  if (gapAfter && text && !text.endsWith("\n")) node.append(halfMark("the line goes on"));
+}
+
+function halfMark(title) {
+  const mark = el("span", "half-line", "…");
+  mark.title = title;
+  return mark;
 }
 
 // The striped mark for code points [from, to) of a cut field that are not shown (`to` is null
