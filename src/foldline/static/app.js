@@ -239,6 +239,21 @@ function toolbar(info, status) {
   return bar;
 }
 
+// The page scrolls a place into view below the sticky bars: its scroll padding follows their height.
+let clearing = null;
+function keepClear(head) {
+  if (clearing) clearing.disconnect();
+  const root = document.documentElement;
+  const bar = document.querySelector(".bar");
+  const set = () => {
+    const bottom = head.isConnected ? head.getBoundingClientRect().height + (bar ? bar.offsetHeight : 0) : 0;
+    root.style.scrollPaddingTop = bottom ? Math.ceil(bottom) + 8 + "px" : "";
+  };
+  clearing = new ResizeObserver(set);
+  clearing.observe(head);
+  set();
+}
+
 // Show a place in the transcript on screen: `focus` moves the keyboard there (a hit opened from
 // the search box), a find step keeps it in the find field.
 async function show(target, { focus = false } = {}) {
@@ -288,8 +303,14 @@ async function transcriptView(agent, target) {
   const view = el("div", "agent");
   const status = el("span", "muted status");
   status.setAttribute("role", "status");
-  view.append(toolbar(info, status));
-  view.append(agentSummary(info));
+  // The toolbar, the agent's facts and the find bar stay under the page's bar wherever the
+  // reader is (the transcript opens at its newest end); scrolling to a place keeps clear of them.
+  const head = el("div", "agent-head");
+  const facts = agentSummary(info);
+  facts.title = [...facts.children].map((n) => n.textContent).join(" · "); // one line here: all of it on hover
+  head.append(toolbar(info, status), facts);
+  view.append(head);
+  keepClear(head);
   const body = el("div", "transcript");
   const note = el("p", "notice show-note");
   note.setAttribute("role", "status");
@@ -301,7 +322,8 @@ async function transcriptView(agent, target) {
     },
     clear: () => transcript.clearMarks(),
   });
-  view.append(find.node, note, body);
+  head.append(find.node);
+  view.append(note, body);
   main.replaceChildren(view);
   const subagents = new Set(info.subagents || []);
   let refresh = null;

@@ -762,7 +762,7 @@ export class Transcript {
 function readingAnchor(list) {
   const marked = list.querySelector(":scope > article.kbd-current");
   if (marked) return marked;
-  const bars = [...document.querySelectorAll(".bar, .find")].map((b) => b.getBoundingClientRect().bottom);
+  const bars = [...document.querySelectorAll(".bar, .agent-head")].map((b) => b.getBoundingClientRect().bottom);
   const top = Math.max(0, ...bars);
   return [...list.children].find((a) => a.tagName === "ARTICLE" && a.getBoundingClientRect().bottom > top) || null;
 }
