@@ -57,3 +57,15 @@ export function absoluteTime(at) {
   const time = `${hour}:${two(d.getMinutes())}:${two(d.getSeconds())} ${d.getHours() < 12 ? "AM" : "PM"}`;
   return `${MONTHS[d.getMonth()]} ${d.getDate()}, ${d.getFullYear()}, ${time}`;
 }
+
+// The time of day of a moment in the reader's time zone, "3:04 PM"; with its date before it
+// ("Jan 7, 3:04 PM", and the year when it is not this one) unless it falls on the day of `after`.
+export function clockTime(at, after = null) {
+  const d = new Date(at);
+  if (Number.isNaN(d.getTime())) return "";
+  const time = `${d.getHours() % 12 || 12}:${two(d.getMinutes())} ${d.getHours() < 12 ? "AM" : "PM"}`;
+  const before = after === null ? null : new Date(after);
+  if (before && before.toDateString() === d.toDateString()) return time;
+  const year = d.getFullYear() === new Date().getFullYear() ? "" : `, ${d.getFullYear()}`;
+  return `${MONTHS[d.getMonth()]} ${d.getDate()}${year}, ${time}`;
+}

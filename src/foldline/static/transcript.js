@@ -4,7 +4,7 @@
 import { conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
 import { cpLength, cpSlice } from "./marks.js";
 import { el } from "./dom.js";
-import { absoluteTime, duration, formatTokens, relativeTime } from "./format.js";
+import { absoluteTime, clockTime, duration, formatTokens } from "./format.js";
 import { buildBody, drawLater, fieldText, renderPart } from "./parts.js";
 import { subagentLabel } from "./tools.js";
 
@@ -464,6 +464,7 @@ export class Transcript {
     let first = null; // the first article of the current assistant run
     let runEnd = null;
     let runTokens = null;
+    let dated = null; // the last time shown: a clock time carries its date only where the day changes
     const finish = () => {
       if (!first) return;
       const facts = first.querySelector(":scope > .msg-body > .msg-head > .turn");
@@ -513,8 +514,9 @@ export class Transcript {
       if (time) {
         const stamp = Number(article.dataset.at);
         const base = cont && first && first.dataset.at ? Number(first.dataset.at) : null;
-        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : relativeTime(stamp);
+        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : clockTime(stamp, dated);
         time.title = absoluteTime(stamp);
+        dated = stamp;
       }
       prev = { role, model: model ?? (prev && cont ? prev.model : null), article };
     }
