@@ -23,6 +23,7 @@ from . import __version__, routes, schemas
 from .errors import FoldlineError, NotFound, error_body
 from .events import Hub
 from .limits import BodyLimit, Slots
+from .mcp import http as mcp_http
 from .pagereads import PageReads
 from .panel import pages
 from .panel.assets import Assets
@@ -202,6 +203,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_middleware(Assets)  # outermost: the panel's scripts and stylesheet, from memory
     app.include_router(routes.router)
     pages.mount(app)
+    mcp_http.mount(app, transcripts)  # the MCP server at /mcp, for agents
     return app
 
 
