@@ -360,7 +360,7 @@ function toolFold(msgId, index, part, state, ctx) {
   details.dataset.shown = shown;
   const bits = [
     el("span", "tool-name", name),
-    el("span", "tool-input", shortInput(part.input)),
+    el("span", "tool-input", shortInput(part.input, name)),
     el("span", "badge state-" + shown, label),
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
   ];
