@@ -10,6 +10,7 @@ import click
 from .accounts import account
 from .common import Group
 from .imports import import_command
+from .redact import redact
 from .search import search_command
 from .serve import serve
 from .stamps import restamp
@@ -30,6 +31,7 @@ main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(search_command)
 main.add_command(restamp)
+main.add_command(redact)
 main.add_command(usage_command)
 
 __all__ = ["main"]
