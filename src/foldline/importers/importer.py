@@ -16,6 +16,8 @@ from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
 
 # Told (bytes done, bytes in all, the file at hand) as the import goes.
 Progress = Callable[[int, int, str], None]
+# Why a log that holds only bookkeeping (summaries, file snapshots) makes no agent.
+NO_CONVERSATION = "holds no conversation (no prompt, reply or tool call)"
 
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
@@ -38,6 +40,8 @@ def import_group(writer: Writer, group: Group) -> Summary:
         return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
     except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
         return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
+    if not any(conv.messages for conv in (session.main, *session.subagents.values())):
+        return Summary(skipped=[(str(group.main), NO_CONVERSATION)])
     found = state.get("hashes")
     hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
     parent = session.parent and parent_agent(writer, session.parent[0])
