@@ -27,6 +27,7 @@ VIEW_IMAGE = DATA / "codex" / "EntityProcess__agentv" / "f4" / "771ece9d37" / "0
 TOOL_SEARCH = DATA / "codex" / "EntityProcess__agentv" / "1f" / "4427577930" / "1" / "full.jsonl"
 AGENT_MESSAGES = DATA / "codex" / "entireio__entire-graph" / "37" / "05cde00da0" / "0" / "full.jsonl"
 SHORT = DATA / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
+VIEW_CODEX = "rollout-2025-09-25T08-02-05-0199812e-64f0-7f73-91fc-095dda01c36e.jsonl"
 NOTE = "<task-notification><status>completed</status></task-notification>"
 Json = dict[str, Any]
 
@@ -300,3 +301,24 @@ def test_a_file_with_no_conversation_makes_no_agent(
     assert summary.skipped == [(str(log.resolve()), NO_CONVERSATION)]
     assert (summary.agents, summary.messages) == (0, 0)
     assert transcripts.list_agents(account, workspace)["agents"] == []
+
+
+def test_a_link_out_of_the_imported_folder_is_not_followed(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path
+) -> None:
+    outside = tmp_path / "someone-else"
+    outside.mkdir()
+    secret = outside / "private.jsonl"
+    shutil.copy(SHORT, secret)
+    folder = tmp_path / "imported"
+    folder.mkdir()
+    (folder / "link.jsonl").symlink_to(secret)
+    inside = folder / "own.jsonl"
+    shutil.copy(DATA / "codex" / "jnarowski__agentcmd" / VIEW_CODEX, inside)
+    (folder / "link-to-own.jsonl").symlink_to(inside)  # a link that stays inside is the same file, once
+    account, workspace = owner
+    summary = import_paths(transcripts, [folder], account_id=account, workspace_id=workspace)
+    assert summary.skipped == [] and summary.agents == 1
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    sources = {m["metadata"]["source"] for m in transcripts.messages(account, agent["id"])["messages"]}
+    assert sources == {"codex"}  # the folder's own session; the linked Claude Code file was not read
