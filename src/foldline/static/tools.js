@@ -1,6 +1,7 @@
 // What a tool part says about itself: its tool's name, the state it is shown in, how it ended,
 // how long it ran, and the input its row shows.
 
+import { formatBytes } from "./format.js";
 import { plainText } from "./markdown.js";
 
 export function toolName(part) {
@@ -41,6 +42,10 @@ export function exitFacts(part) {
     const code = [source.exit_code, source.exitCode, source.returnCode].find((c) => typeof c === "number");
     if (code !== undefined && code !== 0) facts.push("exit " + code);
     if (source.interrupted === true) facts.push("interrupted");
+    if (source.truncated === true) {
+      const was = typeof source.persistedOutputSize === "number" ? ` (was ${formatBytes(source.persistedOutputSize)})` : "";
+      facts.push("truncated" + was);
+    }
   }
   return facts;
 }
