@@ -81,6 +81,17 @@ def lay_out(data: Path, home: Path) -> None:
         shutil.copy2(path, sessions / path.name)
 
 
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def agent_label(name: str) -> str:
+    """The label of the format a data folder is named after (the folder's name if none is)."""
+    from foldline.importers.formats import registered
+
+    return next((f.label for f in registered() if f.name == name), name)
+
+
 def quiet_env(home: Path) -> dict[str, str]:
     return {**os.environ, "HOME": str(home), "AGENTSVIEW_NO_DAEMON": "1", "DO_NOT_TRACK": "1"}
 
@@ -211,6 +222,7 @@ def speed_table(data: Path, work: Path, runs: int, pg: str | None) -> str:
     shutil.copytree(work / "home-all" / ".codex" / "sessions", homes["codex"] / ".codex" / "sessions")
     claude = homes["claude-code"] / ".claude" / "projects"
     codex = homes["codex"] / ".codex" / "sessions"
+    others = sorted(p for p in data.iterdir() if p.is_dir() and p.name not in ("claude-code", "codex"))
     rows: dict[tuple[str, str], list[tuple[float, ...]]] = {}
     last = ""
     for n in range(runs):
@@ -231,7 +243,14 @@ def speed_table(data: Path, work: Path, runs: int, pg: str | None) -> str:
         add("claude-code-log → HTML", "Claude Code", claude_code_log(work, claude))
         add("foldline import → SQLite", "Codex", foldline(work, homes["codex"], codex, str(work / f"codex-{n}.db")))
         add("agentsview sync → SQLite", "Codex", agentsview(work, homes["codex"]))
+        for folder in others:  # the other agents' folders, each imported alone (by Foldline only)
+            db = str(work / f"{folder.name}-{n}.db")
+            add("foldline import → SQLite", agent_label(folder.name), foldline(work, work / "home-all", folder, db))
+        every = foldline(work, work / "home-all", data, str(work / f"all-{n}.db"))
+        add("foldline import → SQLite", "every agent", every)
     mb = {"Claude Code": jsonl_bytes(claude) / 1e6, "Codex": jsonl_bytes(codex) / 1e6}
+    mb["every agent"] = folder_bytes(data) / 1e6
+    mb.update({agent_label(folder.name): folder_bytes(folder) / 1e6 for folder in others})
     table = Table(title=f"Importing {data.name} ({runs} runs interleaved, medians; one process start included)")
     for col in ("tool", "files", "MB", "wall s", "CPU s", "MB/s (wall)", "server CPU s"):
         table.add_column(col, justify="right" if col not in ("tool", "files") else "left")

@@ -12,12 +12,14 @@ EXPORTED = [
     "Conflict",
     "FoldlineError",
     "Forbidden",
+    "InsufficientStorage",
     "Invalid",
     "NotFound",
     "PayloadTooLarge",
     "TooManyRequests",
     "TransportError",
     "Unauthorized",
+    "Unavailable",
     "__version__",
 ]
 

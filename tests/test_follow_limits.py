@@ -120,3 +120,31 @@ def test_an_account_past_its_stream_cap_is_refused_and_gets_its_slots_back(
                     break
             time.sleep(0.2)
         assert again.status_code == 200
+
+
+def test_simultaneous_opens_never_pass_the_stream_cap(world: World, transcripts: Transcripts, store: Store) -> None:
+    """The slot is taken when a stream is admitted, atomically: 40 opens at once with a cap of 3
+    give 3 streams and 37 refusals (checking first and taking later let many more through)."""
+    capped = Transcripts(store, settings=replace(transcripts.settings, max_streams=3))
+    with ServerThread(capped) as server:
+        path = f"{server.url}/api/agents/{world.agent}/events"
+        headers = {"Authorization": f"Bearer {world.alice_token}"}
+        statuses: list[int] = []
+        opened = threading.Barrier(40)
+        done = threading.Event()
+
+        def open_one() -> None:
+            opened.wait(10)
+            with httpx.stream("GET", path, headers=headers, timeout=20) as response:
+                statuses.append(response.status_code)
+                if response.status_code == 200:
+                    done.wait(20)  # held open until every open has been answered
+
+        threads = [threading.Thread(target=open_one) for _ in range(40)]
+        for thread in threads:
+            thread.start()
+        eventually(lambda: len(statuses) == 40, 20, "every open was answered")
+        done.set()
+        for thread in threads:
+            thread.join(20)
+        assert sorted(statuses) == [200] * 3 + [429] * 37

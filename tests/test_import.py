@@ -22,6 +22,7 @@ from foldline.store import open_store
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE = DATA / "claude-code"
 CODEX = DATA / "codex"
+CORPUS = [CLAUDE, CODEX]  # the other agents' logs beside them have tests of their own
 SUBAGENT_DIR = CLAUDE / "codemie-ai__codemie-code" / "incremental-subagents"
 PERSISTED_CALL = "toolu_bdrk_01CaTZ658VzFpoM9YptVLjGg"
 ENDED = "the turn ended before this tool returned"
@@ -50,7 +51,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Transcrip
     t = Transcripts(open_store(db), settings=Settings(db=db))
     account = t.create_account("importer")["id"]
     workspace = t.create_workspace("sessions", [account])["id"]
-    summary = import_paths(t, [DATA], account_id=account, workspace_id=workspace)
+    summary = import_paths(t, CORPUS, account_id=account, workspace_id=workspace)
     yield t, account, workspace, summary
     t.close()
 
@@ -161,7 +162,7 @@ def test_every_file_imports_with_nothing_skipped(corpus: tuple[Transcripts, str,
     t, account, workspace, summary = corpus
     assert summary.skipped == []
     files = sum(len(files) for _, files in CLAUDE_SESSIONS) + len(CODEX_FILES)
-    assert files == len(list(DATA.rglob("*.jsonl")))  # the grouping above covers every file
+    assert files == sum(len(list(folder.rglob("*.jsonl"))) for folder in CORPUS)  # the grouping above covers every file
     assert summary.agents == len(CLAUDE_SESSIONS) + len(CODEX_FILES)
     agents = t.list_agents(account, workspace)["agents"]
     assert len(agents) == summary.agents
@@ -251,7 +252,7 @@ def test_thinking_signatures_and_encrypted_reasoning_are_never_text(
 ) -> None:
     t, account, workspace, _ = corpus
     secrets = set()
-    for path in DATA.rglob("*.jsonl"):
+    for path in (p for folder in CORPUS for p in folder.rglob("*.jsonl")):
         for d in lines(path):
             blocks = (d.get("message") or {}).get("content")
             for b in blocks if isinstance(blocks, list) else []:
@@ -285,7 +286,7 @@ def test_importing_again_adds_nothing(corpus: tuple[Transcripts, str, str, Summa
     ids = [c for a in t.list_agents(account, workspace)["agents"] for c in [a["id"]]]
     store = open_store(t.settings.db)
     before = store.seqs(ids)  # any write takes a seq
-    again = import_paths(t, [DATA], account_id=account, workspace_id=workspace)
+    again = import_paths(t, CORPUS, account_id=account, workspace_id=workspace)
     assert (again.agents, again.messages, again.parts, again.skipped) == (0, 0, 0, [])
     assert store.seqs(ids) == before
     store.close()

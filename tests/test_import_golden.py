@@ -92,7 +92,9 @@ def test_import_stores_what_the_golden_copy_holds(fresh_url: str) -> None:
     try:
         account = t.create_account("importer")["id"]
         t._store.create_workspace(WORKSPACE, "sessions", [account])
-        summary = import_paths(t, [DATA / "transcripts"], account_id=account, workspace_id=WORKSPACE)
+        # The two formats the golden copy was made of (the new formats were added after it).
+        sources = [DATA / "transcripts" / "claude-code", DATA / "transcripts" / "codex"]
+        summary = import_paths(t, sources, account_id=account, workspace_id=WORKSPACE)
         assert not summary.skipped
         got = {"summary": [summary.agents, summary.messages, summary.parts], **dump(t, account)}
     finally:

@@ -8,12 +8,14 @@ from .errors import (
     Conflict,
     FoldlineError,
     Forbidden,
+    InsufficientStorage,
     Invalid,
     NotFound,
     PayloadTooLarge,
     TooManyRequests,
     TransportError,
     Unauthorized,
+    Unavailable,
 )
 
 __all__ = [
@@ -22,11 +24,13 @@ __all__ = [
     "Conflict",
     "FoldlineError",
     "Forbidden",
+    "InsufficientStorage",
     "Invalid",
     "NotFound",
     "PayloadTooLarge",
     "TooManyRequests",
     "TransportError",
     "Unauthorized",
+    "Unavailable",
     "__version__",
 ]

@@ -20,13 +20,15 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from . import __version__, routes, schemas
-from .errors import FoldlineError, NotFound, error_body
+from .errors import RETRY_SECONDS, FoldlineError, NotFound, Unavailable, error_body
 from .events import Hub
-from .limits import BodyLimit, Slots
+from .limits import BodyLimit, Gate, Slots
+from .mcp import http as mcp_http
 from .pagereads import PageReads
 from .panel import pages
 from .panel.assets import Assets
 from .service import Transcripts
+from .service.failures import as_error
 from .settings import Settings
 
 log = logging.getLogger("foldline")
@@ -35,6 +37,8 @@ log = logging.getLogger("foldline")
 def error_response(exc: FoldlineError, headers: Mapping[str, str] | None = None) -> Response:
     if exc.status == 401:
         headers = {"WWW-Authenticate": "Bearer"}
+    elif isinstance(exc, Unavailable):
+        headers = {"Retry-After": str(RETRY_SECONDS)}
     return Response(
         orjson.dumps(error_body(exc)), status_code=exc.status, media_type="application/json", headers=headers
     )
@@ -76,9 +80,36 @@ def full(route: BaseRoute, scope: dict[str, Any]) -> bool:
     return route.matches(scope)[0] is Match.FULL
 
 
-async def on_unexpected(request: Request, exc: Exception) -> Response:
-    log.exception("unexpected error on %s %s", request.method, request.url.path)
-    return error_response(FoldlineError("the server failed; the error is logged"))
+class Failures:
+    """ASGI middleware, the outermost of ours: an exception no handler took becomes one whole
+    error response (507 for a full disk, 503 with ``Retry-After`` for a database that cannot
+    answer now, 500 for the rest), logged, on a connection that stays usable. After a response
+    has started, it can only be ended."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            error = as_error(exc)
+            if error.status == 500:
+                log.exception("unexpected error on %s %s", scope.get("method"), scope.get("path"))
+            elif not isinstance(exc, FoldlineError):
+                log.warning("%s %s: %s (%s)", scope.get("method"), scope.get("path"), error.message, exc)
+            if not started:
+                await error_response(error)(scope, receive, send)
 
 
 class Background(Protocol):
@@ -190,18 +221,23 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.state.seq_checks = None  # until the lifespan opens them
     app.state.streams = Slots("event streams", settings.max_streams)
     app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
+    app.state.searches = Slots("searches", settings.max_searches)
+    # Whole reads and searches hold a pooled connection for long: bounded for the whole process,
+    # so the pool never runs dry and small requests (a cut page, /api/me) keep their share.
+    app.state.heavy = Gate("whole-part reads and searches", settings.max_heavy)
     app.add_exception_handler(FoldlineError, on_foldline_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)
-    app.add_exception_handler(Exception, on_unexpected)
     # Transcript JSON compresses 4-10x; level 1 keeps it cheap. SSE is never compressed, nor a body
     # past settings.gzip_max (a whole 100 MB part): it would be compressed whole in memory first.
     app.add_middleware(PageReads, transcripts=transcripts, pool=app.state.db_pool)  # inside gzip
     app.add_middleware(BoundedGZip, maximum_size=settings.gzip_max, minimum_size=1024, compresslevel=1)
     app.add_middleware(BodyLimit, limit_for=body_limit(transcripts.settings.max_body))
-    app.add_middleware(Assets)  # outermost: the panel's scripts and stylesheet, from memory
+    app.add_middleware(Assets)  # the panel's scripts and stylesheet, from memory
+    app.add_middleware(Failures)  # outermost: whatever no handler took is one whole error response
     app.include_router(routes.router)
     pages.mount(app)
+    mcp_http.mount(app, transcripts)  # the MCP server at /mcp, for agents
     return app
 
 

@@ -9,6 +9,8 @@
     ├── PayloadTooLarge     413  a body over the configured limit
     ├── Invalid             422  the write door refused the message; ``where`` names the field
     ├── TooManyRequests     429  an account past its cap of open event streams or whole-part reads
+    ├── Unavailable         503  the database cannot answer now (unreachable, too slow, busy): try again
+    ├── InsufficientStorage 507  the database's disk is full: nothing of the request was stored
     └── TransportError      ---  (client only) the server could not be reached
 
     Unusable                     what keeps Foldline from running here (a database it cannot
@@ -85,13 +87,39 @@ class TooManyRequests(FoldlineError):
     code = "too_many_requests"
 
 
+class Unavailable(FoldlineError):
+    """Sent with ``Retry-After: RETRY_SECONDS``."""
+
+    status = 503
+    code = "unavailable"
+
+
+RETRY_SECONDS = 2  # what a 503's Retry-After asks a client to wait
+
+
+class InsufficientStorage(FoldlineError):
+    status = 507
+    code = "insufficient_storage"
+
+
 class TransportError(FoldlineError):
     code = "transport"
 
 
 BY_CODE: dict[str, type[FoldlineError]] = {
     cls.code: cls
-    for cls in (BadRequest, Unauthorized, Forbidden, NotFound, Conflict, PayloadTooLarge, Invalid, TooManyRequests)
+    for cls in (
+        BadRequest,
+        Unauthorized,
+        Forbidden,
+        NotFound,
+        Conflict,
+        PayloadTooLarge,
+        Invalid,
+        TooManyRequests,
+        Unavailable,
+        InsufficientStorage,
+    )
 }
 
 

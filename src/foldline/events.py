@@ -137,22 +137,15 @@ async def stream(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int = BATCH,
-    on_open: Callable[[], None] = lambda: None,
-    on_close: Callable[[], None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
     ``changes(seq, n)`` returns at most ``n`` messages after ``seq`` (``n`` grows from
     ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether
-    the follower may still read the conversation (the stream ends when it may not); ``on_open``
-    runs when the stream starts and ``on_close`` when it ends, however it ends.
+    the follower may still read the conversation (the stream ends when it may not).
     """
-    on_open()
-    try:
-        async for chunk in _follow(changes, wait, since, disconnected, allowed, batch):
-            yield chunk
-    finally:
-        on_close()
+    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch):
+        yield chunk
 
 
 def follow(
@@ -169,19 +162,52 @@ def follow(
 ) -> AsyncIterator[bytes]:
     """The event stream of a conversation ``account`` may read (else the one not-found, now):
     its changes from ``since``, woken by ``hub``, in a slot of ``streams`` (a 429 now when none is
-    left; the slot is taken and given back by the stream), ending once ``token`` no longer signs
-    in as ``account`` or it may no longer read the conversation."""
+    left; taken now and given back when the stream ends, is closed, or is dropped unstarted),
+    ending once ``token`` no longer signs in as ``account`` or it may no longer read the
+    conversation."""
     conv = t.conversation(account, agent_id, call)
-    streams.check(account)
-    return stream(
+    streams.acquire(account)  # taken now, atomically: a refusal can still be sent
+    body = stream(
         lambda seq, n: t.changes(conv, seq, n),
         lambda timeout: hub.wait(conv.id, timeout),
         since,
         disconnected,
         lambda: t.may_follow(token, account, agent_id, call),
-        on_open=lambda: streams.add(account),
-        on_close=lambda: streams.release(account),
     )
+    return Held(body, lambda: streams.release(account))
+
+
+class Held:
+    """An event stream holding its slot until it ends, is closed, or is dropped before it started
+    (an async generator that never started runs no ``finally``)."""
+
+    def __init__(self, body: AsyncIterator[bytes], release: Callable[[], None]) -> None:
+        self._body, self._release = body, release
+        self._held = True
+
+    def __aiter__(self) -> Held:
+        return self
+
+    async def __anext__(self) -> bytes:
+        try:
+            return await self._body.__anext__()
+        except BaseException:
+            self._free()
+            raise
+
+    async def aclose(self) -> None:
+        try:
+            await self._body.aclose()  # type: ignore[attr-defined]
+        finally:
+            self._free()
+
+    def _free(self) -> None:
+        if self._held:
+            self._held = False
+            self._release()
+
+    def __del__(self) -> None:
+        self._free()
 
 
 async def _follow(

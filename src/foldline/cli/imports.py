@@ -10,6 +10,7 @@ import orjson
 from ..errors import Unusable
 from ..importers import Summary, has_session_logs, import_paths
 from ..importers.watch import follow
+from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
@@ -35,8 +36,19 @@ def report(summary: Summary, as_json: bool) -> None:
 @click.option("--account", "account_id", help="Account id that owns the agents (default: the local account).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--watch", is_flag=True, help="Keep following the paths and import new lines as they appear.")
+@click.option(
+    "--wait-index",
+    is_flag=True,
+    help="Return only once the search index has every chunk imported (searches find them before, too).",
+)
 def import_command(
-    paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
+    paths: tuple[str, ...],
+    db: str,
+    workspace_id: str | None,
+    account_id: str | None,
+    as_json: bool,
+    watch: bool,
+    wait_index: bool,
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
     # Said before any store is opened or made. A watched folder may get its first log later.
@@ -55,10 +67,21 @@ def import_command(
             local = ensure_local(transcripts, db)
             account_id = account_id or local.account_id
             workspace_id = workspace_id or local.workspace_id
-        with progress_bar(not as_json) as told:
-            summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
-        report(summary, as_json)
-        if watch:
-            folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-            click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
-            follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
+        indexer = Indexer(transcripts)  # indexes beside the writes; what is left waits for the next run
+        indexer.start()
+        try:
+            with progress_bar(not as_json) as told:
+                summary = import_paths(
+                    transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told
+                )
+            if wait_index:
+                indexer.stop()
+                indexer.catch_up()
+            report(summary, as_json)
+            if watch:
+                indexer.start()
+                folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+                click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
+                follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
+        finally:
+            indexer.stop()

@@ -35,7 +35,7 @@ def sniff(head: Head) -> bool:
     for d in head.lines:
         if is_codex_line(d):
             return False
-        if isinstance(d.get("sessionId"), str) or d.get("type") in LINE_TYPES:
+        if isinstance(d.get("sessionId"), str) or (isinstance(d.get("type"), str) and d["type"] in LINE_TYPES):
             return True
     return False
 
@@ -55,6 +55,11 @@ def session_file_of(agent: Path, session_id: str) -> Path | None:
     else:
         candidate = agent.parent / f"{session_id}.jsonl"
     return candidate if candidate.is_file() else None
+
+
+def is_sidecar(path: Path) -> bool:
+    """A subagent's ``agent-*.meta.json`` beside its log: read with the log, not a log itself."""
+    return path.name.endswith(".meta.json") and path.with_name(path.name[: -len(".meta.json")] + ".jsonl").is_file()
 
 
 def unreadable(path: Path, exc: OSError) -> tuple[str, str]:

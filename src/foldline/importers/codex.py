@@ -366,7 +366,7 @@ LINE_TYPES = {"session_meta", "response_item", "event_msg", "turn_context", "com
 def is_codex_line(d: Json) -> bool:
     """Codex lines are ``{timestamp, type, payload}`` envelopes (or, in mid-2025 files, a bare
     ``{id, instructions}`` header and ``record_type`` lines)."""
-    if d.get("type") in LINE_TYPES and "payload" in d:
+    if isinstance(d.get("type"), str) and d["type"] in LINE_TYPES and "payload" in d:
         return True
     return "record_type" in d or ("instructions" in d and "id" in d and "type" not in d)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .claude_files import unreadable
+from .claude_files import is_sidecar, unreadable
 from .formats import Finding, Group, Head, sniff, suffixes
 
 __all__ = ["Group", "find_groups", "has_session_logs", "log_files"]
@@ -35,6 +35,8 @@ def find_groups(paths: Iterable[str | Path]) -> tuple[list[Group], list[tuple[st
     """The sessions under these paths, and the files passed over with the reason."""
     finding = Finding()
     for path in log_files(paths):
+        if is_sidecar(path):
+            continue
         try:
             head = Head(path)
             if head.blank:

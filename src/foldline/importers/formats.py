@@ -103,9 +103,19 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import claude_code, codex
+    from . import amp, claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
 
-    return (claude_code.FORMAT, codex.FORMAT)
+    # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first,
+    # with Amp's, told from their first bytes before any format reads a pretty-printed file's lines
+    return (
+        gemini_cli.FORMAT,
+        copilot_vscode.FORMAT,
+        amp.FORMAT,
+        claude_code.FORMAT,
+        codex.FORMAT,
+        copilot_cli.FORMAT,
+        cursor.FORMAT,
+    )
 
 
 def by_name(name: str) -> Format:

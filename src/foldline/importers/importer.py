@@ -15,6 +15,7 @@ from .session import Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
 
+NO_CONVERSATION = "holds no conversation yet"  # a session file with no message in it: no agent is made
 
 @dataclass(frozen=True, slots=True)
 class Step:
@@ -53,6 +54,8 @@ def import_group(writer: Writer, group: Group) -> Summary:
         return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
     except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
         return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
+    if not any(conv.messages for conv in (session.main, *session.subagents.values())):
+        return Summary(skipped=[(str(group.main), NO_CONVERSATION)])
     found = state.get("hashes")
     hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
     parent = session.parent and parent_agent(writer, session.parent[0])

@@ -16,9 +16,10 @@ from typing import Any, Self
 from ..errors import Forbidden, NotFound
 from ..message import NOT_IN_NAMES, canonical
 from ..pagecache import PageCache
+from ..redaction import Redactor, load
 from ..registry import Registry
 from ..settings import Settings
-from ..store import Conversation, SeqChecks, Store, open_store
+from ..store import EVERYONE, Conversation, SeqChecks, Store, open_store
 from .stored import read_stamp
 from .tokens import TokenCache
 
@@ -40,11 +41,14 @@ class Core:
         self._retired = frozenset(name for name, tool in self.registry.tools.items() if tool.retired)
         self.pages = PageCache(int(self.settings.page_cache_mb * 2**20))  # pages sent, by their seq
         self._tokens = TokenCache()  # see Accounts.forget_tokens()
+        # Secrets are replaced before anything is stored, cut or indexed (None: redaction is off).
+        self.redactor: Redactor | None = load(self.settings.redact_rules) if self.settings.redact else None
 
     @classmethod
     def open(cls, settings: Settings) -> Self:
         """The service on ``settings.db`` (a SQLite path or a ``postgresql://`` URL), migrated."""
-        return cls(open_store(settings.db, synchronous=settings.sqlite_synchronous), settings=settings)
+        store = open_store(settings.db, synchronous=settings.sqlite_synchronous, wait=settings.db_wait)
+        return cls(store, settings=settings)
 
     def close(self) -> None:
         """Close the store's connections."""
@@ -68,8 +72,22 @@ class Core:
         return self._store.seq_checks(self.settings.db_threads) if self.settings.page_cache_mb > 0 else None
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
-        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function."""
-        return self._store.listen(callback)
+        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function.
+
+        A notice that access changed somewhere (``EVERYONE``: a token revoked, a member removed,
+        in another process) first makes this process forget the tokens it remembers, so the
+        streams it then wakes ask the database whether their token still signs in."""
+
+        def told(conversation_id: str) -> None:
+            if conversation_id == EVERYONE:
+                self._tokens.clear()
+            callback(conversation_id)
+
+        return self._store.listen(told)
+
+    def redacted(self, text: str) -> str:
+        """``text`` with every secret replaced by its marker (as it is if redaction is off)."""
+        return self.redactor.text(text)[0] if self.redactor is not None else text
 
     def _changed(self, conversation_id: str) -> None:
         for listener in self.listeners:

@@ -9,6 +9,7 @@ from .rows import (
     SOMETHING,
     AgentFacts,
     AgentRow,
+    Backlog,
     Conversation,
     Found,
     MessageRow,
@@ -26,6 +27,7 @@ __all__ = [
     "EVERYONE",
     "AgentFacts",
     "AgentRow",
+    "Backlog",
     "SOMETHING",
     "Conversation",
     "Found",
@@ -46,9 +48,11 @@ __all__ = [
 ]
 
 
-def open_store(url: str, migrate: bool = True, synchronous: str = "full") -> Store:
+def open_store(url: str, migrate: bool = True, synchronous: str = "full", wait: float | None = None) -> Store:
     """Open (and by default migrate) the store at ``url``. ``synchronous`` is SQLite's durability:
-    ``full`` (the default: an acknowledged write survives a power loss) or ``normal``.
+    ``full`` (the default: an acknowledged write survives a power loss) or ``normal``. ``wait``
+    bounds, in seconds, every wait on the database: a statement, a lock, a free connection (PostgreSQL;
+    ``None``: no bound on a statement), another writer (SQLite; ``None``: ``BUSY_SECONDS``).
 
     A database that cannot be opened, reached or migrated is a :class:`StoreError` naming it."""
     given, url = url, normalize_url(url)
@@ -56,14 +60,14 @@ def open_store(url: str, migrate: bool = True, synchronous: str = "full") -> Sto
     if url.startswith("sqlite"):
         from .sqlite import SQLiteStore
 
-        store = SQLiteStore(url, synchronous)
+        store = SQLiteStore(url, synchronous, wait)
     elif url.startswith("postgresql"):
         try:
             from .postgres import PostgresStore
         except ImportError as exc:
             raise need_driver() from exc
 
-        store = PostgresStore(url)
+        store = PostgresStore(url, wait)
     else:
         raise BadURL(f"not a database Foldline can use: {shown(given)}", "give a SQLite path or a postgresql:// URL")
     if migrate:

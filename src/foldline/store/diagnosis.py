@@ -117,3 +117,36 @@ def postgres_failure(said: str, target: str, normalized: str) -> StoreError:
             f"make {user} the database's owner (ALTER DATABASE {database} OWNER TO {user}), or use its owner",
         )
     return StoreError(f"PostgreSQL failed at {target}: {said}")
+
+
+# PostgreSQL's SQLSTATEs for "no room": disk_full, insufficient_resources, out_of_memory's class
+FULL_STATES = ("53100", "53000")
+# ... and for "not now": the connection lost or refused, a statement cancelled or timed out, a
+# lock not had in time, the server shutting down or starting
+BUSY_STATES = ("57014", "55P03", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004")
+
+
+def refusal(exc: BaseException) -> str | None:
+    """``"full"`` when ``exc`` says the database's disk is full, ``"busy"`` when it says the
+    database cannot answer now (unreachable, timed out, locked, no connection free in time);
+    ``None`` for any other failure."""
+    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import TimeoutError as PoolTimeout
+
+    if isinstance(exc, PoolTimeout):
+        return "busy"
+    cause: BaseException = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
+    if isinstance(cause, OSError) and cause.errno == 28:  # ENOSPC
+        return "full"
+    state = getattr(cause, "sqlstate", None)
+    if isinstance(state, str):
+        return "full" if state in FULL_STATES else "busy" if state in BUSY_STATES else None
+    if type(cause).__module__.split(".")[0] == "psycopg" and type(cause).__name__ == "OperationalError":
+        return "busy"  # no SQLSTATE: the client's own failure (connection lost, server gone)
+    if type(cause).__module__ == "sqlite3":
+        lower = str(cause).lower()
+        if "disk is full" in lower or "disk i/o error" in lower:
+            return "full"
+        if "locked" in lower or "busy" in lower or "interrupted" in lower:
+            return "busy"
+    return None

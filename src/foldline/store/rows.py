@@ -232,6 +232,16 @@ class Matched:
 
 
 @dataclass(frozen=True, slots=True)
+class Backlog:
+    """The chunks written but not yet in the engine's index: how many, their code points, and
+    how long ago the oldest one's message was written (``None``: none is pending)."""
+
+    chunks: int
+    chars: int
+    oldest_seconds: float | None
+
+
+@dataclass(frozen=True, slots=True)
 class Slice:
     tool: str | None
     length: int

@@ -1,25 +1,27 @@
 """The store: every SQL statement Foldline runs, on SQLAlchemy Core, as one class.
 
 :class:`Store` is composed of one mixin per noun (:mod:`.accounts`, :mod:`.agents`,
-:mod:`.writes`, :mod:`.reads`, :mod:`.search`), each over :class:`~.core.Hooks`, the defaults of
-the hooks a backend implements (:class:`~.backend.Backend`). Nothing here knows HTTP.
+:mod:`.writes`, :mod:`.reads`, :mod:`.search`, :mod:`.index`), each over :class:`~.core.Hooks`,
+the defaults of the hooks a backend implements (:class:`~.backend.Backend`). Nothing here knows
+HTTP.
 """
 
 from __future__ import annotations
 
 from .accounts import Accounts
 from .agents import Agents
+from .index import TextIndex
 from .reads import Reads
 from .search import Search
 from .writes import Writes
 
 
-class Store(Accounts, Agents, Writes, Reads, Search):
+class Store(Accounts, Agents, Writes, Reads, Search, TextIndex):
     """All of Foldline's SQL. Subclasses open connections for one backend
     (:class:`~.sqlite.SQLiteStore`, :class:`~.postgres.PostgresStore`) and fill in its hooks.
 
     The store checks nothing about who asks: access rules live in
-    :class:`~foldline.transcripts.Transcripts`, which is its only caller on the request path.
+    :class:`~foldline.service.Transcripts`, which is its only caller on the request path.
     Ids are canonical UUID strings chosen by the caller. Each method is one transaction.
     ``tests/test_store_contract.py`` holds every backend to this contract.
 

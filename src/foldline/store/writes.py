@@ -300,16 +300,18 @@ class Writes(Hooks):
         ]  # fmt: skip
         for row in rows:
             row["text"] = self.storable_text(str(row["text"]))
+            row["pending"] = True  # the indexer adds it to the engine's index after the commit
         return rows
 
     def replace_texts(
         self, conn: Connection, conversation_id: str, replaced: Sequence[str], rows: Sequence[Row]
     ) -> None:
-        """Replace the chunk rows (and their index entries) of the messages written, in the
-        write's transaction: those of the ``replaced`` ones are dropped, ``rows`` (every written
-        message's, :meth:`_chunk_rows`) inserted."""
+        """Replace the chunk rows of the messages written, in the write's transaction: those of
+        the ``replaced`` ones are dropped (what the engine's index needs to forget them kept for
+        the indexer), ``rows`` (every written message's, :meth:`_chunk_rows`) inserted pending:
+        a search reads them until the indexer has them. No index work here."""
         for message_id in replaced:
-            self.unindex_texts(conn, conversation_id, message_id)
+            self.forget_texts(conn, conversation_id, message_id)
         t = part_text.c
         for at in range(0, len(replaced), IN_BATCH):
             some = replaced[at : at + IN_BATCH]
@@ -317,8 +319,6 @@ class Writes(Hooks):
         if not rows:
             return
         conn.execute(insert(part_text), list(rows))
-        for message_id in dict.fromkeys(str(row["message_id"]) for row in rows):
-            self.index_texts(conn, conversation_id, message_id)
 
     def stamp(self, conv: Conversation, message_id: str, seq: int, stamp: str) -> bool:
         """Stamp one message as it stands, if the write ``seq`` made it (a rewrite since keeps
