@@ -25,13 +25,13 @@ CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
     "/messages": {"get": {"200", "400", "401", "404"}},
-    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429"}},
+    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429", "503"}},
     "/events": {"get": {"200", "400", "401", "404", "429"}},
 }
 STATUSES = {
     "/api/me": {"get": {"200", "401"}},
     "/api/status": {"get": {"200", "401"}},
-    "/api/search": {"get": {"200", "400", "401", "404"}},
+    "/api/search": {"get": {"200", "400", "401", "404", "429", "503"}},
     # the panel's pages: HTML, or a redirect; a refused sign-in is the page again with its error
     "/": {"get": {"200", "303"}},
     "/agents/{agent}": {"get": {"200", "303"}},

@@ -362,7 +362,9 @@ WHEN = {
     409: "the last message kept changing while the turn ended; end it again",
     413: "a body over the configured limit",
     422: "the write door refused it; `where` names the field",
-    429: "past the account's cap of concurrent whole-part reads or event streams",
+    429: "past the account's cap of concurrent whole-part reads, searches or event streams",
+    503: "the server is at its most whole-part reads and searches at once, or the database could not answer"
+    " in time; Retry-After says when to try again",
 }
 
 
@@ -381,7 +383,7 @@ def answers(
     for status, (what, text) in ok.items():
         found[status] = success(what, text, media)
     found.update({status: {"model": Error, "description": WHEN[status]} for status in errors})
-    found["default"] = {"model": Error, "description": "any other error (405, 500), in the same shape"}
+    found["default"] = {"model": Error, "description": "any other error (405, 500, 503, 507), in the same shape"}
     return found
 
 

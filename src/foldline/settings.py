@@ -26,6 +26,18 @@ def default_registry() -> Path | None:
     return Path(raw) if raw else None
 
 
+def default_redact() -> bool:
+    raw = (os.environ.get("FOLDLINE_REDACT") or "on").lower()
+    if raw not in ("on", "off"):
+        raise ValueError(f"FOLDLINE_REDACT is 'on' or 'off', not {raw!r}")
+    return raw == "on"
+
+
+def default_redact_rules() -> Path | None:
+    raw = os.environ.get("FOLDLINE_REDACT_RULES")
+    return Path(raw) if raw else None
+
+
 @dataclass(frozen=True)
 class Settings:
     db: str = field(default_factory=default_db)
@@ -42,6 +54,9 @@ class Settings:
     # Per account, at once (429 past them): open event streams, and whole-part reads.
     max_streams: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_STREAMS", "50")))
     max_whole_reads: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_WHOLE_READS", "4")))
+    max_searches: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_SEARCHES", "4")))
+    # Per process, at once (503 past it): whole-part reads and searches of every account together.
+    max_heavy: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_HEAVY", "8")))
     # Bodies past this many bytes are sent without gzip (compressing them costs more than it saves).
     gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
     # Threads that run reads against the database (the page read), per process.
@@ -60,6 +75,10 @@ class Settings:
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
+    # Secrets replaced by a marker before anything is stored (docs/security.md), and a TOML file
+    # of extra rules and an allowlist (foldline.redaction.config).
+    redact: bool = field(default_factory=default_redact)
+    redact_rules: Path | None = field(default_factory=default_redact_rules)
 
     def __post_init__(self) -> None:
         if self.bound < 2:
@@ -75,7 +94,11 @@ class Settings:
             raise ValueError(
                 "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS and FOLDLINE_PAGE_CACHE_MB must not be negative"
             )
-        if min(*limits, self.max_whole_reads, self.db_threads) <= 0:
+        if min(*limits, self.max_whole_reads, self.max_searches, self.max_heavy, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
+        if self.redact and self.redact_rules is not None:
+            from .redaction import load  # a rules file that cannot be used is said at once
+
+            load(self.redact_rules)
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

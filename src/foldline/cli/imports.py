@@ -2,44 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 import orjson
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import Unusable
 from ..importers import Summary, has_session_logs, import_paths
-from ..importers.importer import Progress as Told
 from ..importers.watch import follow
 from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service
+from .progress import progress_bar
 
 WHERE_LOGS = "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions"
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Told | None]:
-    """A rich progress bar on stderr, told bytes done; nothing when stderr is not a terminal."""
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield None
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("importing", total=None)
-
-        def told(done: int, total: int, path: str) -> None:
-            name = path.rsplit("/", 1)[-1][:40]
-            bar.update(task, completed=done, total=total, description=f"importing {name}")
-
-        yield told
 
 
 def report(summary: Summary, as_json: bool) -> None:

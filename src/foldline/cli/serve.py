@@ -17,6 +17,7 @@ from ..service import Transcripts
 from ..settings import Settings
 from ..store import shown, sqlite_file
 from .common import db_option, service, settings_for
+from .progress import progress_bar
 
 
 @click.command()
@@ -64,7 +65,8 @@ def run(
     team = sqlite_file(settings.db) is None
     local = ensure_local(transcripts, settings.db) if first_import or watch or not team else None
     if first_import and local is not None:
-        first = import_on_first_run(transcripts, local)
+        with progress_bar() as told:
+            first = import_on_first_run(transcripts, local, told)
         if first is not None:
             click.echo(first.line())
     # The search indexer beside the app (one per serving process group: with several workers,

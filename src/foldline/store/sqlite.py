@@ -68,6 +68,9 @@ GONE_FIRST = text("SELECT id, length(text) AS owned FROM part_text_unindex ORDER
 UNQUEUE = text("DELETE FROM part_text_unindex WHERE id <= :upto")
 BUSY_SECONDS = 30.0  # how long a connection waits on another one's lock, unless told (``wait``)
 REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
+# Another process's commits are told at most once per this many milliseconds: an import commits
+# many times a second, and each notice makes the server look at every followed conversation.
+LOOK_MS = 100
 
 
 class SQLiteStore(Store):
@@ -242,7 +245,7 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
 
     try:
         watching = watchfiles.watch(
-            database.parent, watch_filter=ours, stop_event=stop, debounce=10, step=10, recursive=False
+            database.parent, watch_filter=ours, stop_event=stop, debounce=LOOK_MS, step=LOOK_MS, recursive=False
         )
         for _ in watching:
             callback(SOMETHING)
