@@ -58,13 +58,21 @@ def strings(value: Any) -> Iterator[str]:
 def corpus(chars: int) -> list[str]:
     """``chars`` code points of the logs' strings, in Foldline's chunks."""
     lines = [line for path in sorted(DATA.rglob("*.jsonl")) for line in path.read_bytes().splitlines() if line.strip()]
-    pool = [piece for line in lines for s in strings(orjson.loads(line)) for piece in s.splitlines() if piece]
+    pool = [piece for line in lines for s in strings(_parsed(line)) for piece in s.splitlines() if piece]
     rng, drawn, size = random.Random(8), [], 0
     while size < chars:
         drawn.append(rng.choice(pool))
         size += len(drawn[-1]) + 1
     text = "\n".join(drawn)[:chars]
     return [text[start : start + CHUNK] for start in range(0, len(text), CHUNK)]
+
+
+def _parsed(line: bytes) -> Any:
+    """A log line's JSON (a line of a log that is not JSON Lines counts as none)."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
 
 
 def sqlite_write(chunks: list[str], indexed: bool) -> float:

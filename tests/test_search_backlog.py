@@ -4,13 +4,14 @@ commit (``store/index.py``), and every search reads the pending ones too, on bot
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 from click.testing import CliRunner
-from conftest import World
+from conftest import BACKENDS, World, pg_database
 from core_helpers import assistant, bash, caught_up, new_id, user
 
 from foldline.cli import main
@@ -141,5 +142,35 @@ def test_foldline_status_says_what_is_pending(tmp_path: Path) -> None:
         assert "search index: 1 chunks pending" in CliRunner().invoke(main, ["status", "--db", db]).stdout
         t.index_pending()
         assert "search index: up to date" in CliRunner().invoke(main, ["status", "--db", db]).stdout
+    finally:
+        t.close()
+
+
+@pytest.fixture(params=BACKENDS)
+def own_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A store of the test's own, whose backlog is the test's alone."""
+    if request.param == "sqlite":
+        yield str(tmp_path / "backlog.db")
+        return
+    with pg_database("foldline_backlog") as url:
+        yield url
+
+
+@pytest.mark.slow
+def test_a_search_at_the_acknowledgement_finds_the_write_with_100_mb_pending(own_url: str) -> None:
+    t = Transcripts(open_store(own_url))
+    try:
+        account = t.create_account("busy")["id"]
+        agent = t.create_agent(account, t.create_workspace("busy", [account])["id"])["id"]
+        line = "npm test: 412 passing, 3 pending, building the bundle again\n"
+        body = (line * (2_000_000 // len(line) + 1))[:2_000_000]
+        for n in range(50):  # 100 M code points, none of them indexed: no indexer runs here
+            message_id = new_id()
+            t.put_message(account, agent, message_id, user(f"{n} {body}", message_id))
+        assert t.backlog()["pending_code_points"] >= 100_000_000
+        word, message_id = "acked" + uuid.uuid4().hex[:8], new_id()
+        t.put_message(account, agent, message_id, user(f"the newest: {word}", message_id))
+        page = t.search(account, word)  # the default search time; issued the moment the write returned
+        assert [h["message_id"] for h in page["hits"]] == [message_id]
     finally:
         t.close()
