@@ -110,11 +110,14 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import aider, amp, claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
+    from . import aider, amp, claude_code, codex, copilot_cli, copilot_vscode, crush, cursor, gemini_cli, opencode
 
     # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first,
     # with Amp's, told from their first bytes before any format reads a pretty-printed file's lines
+    # SQLite stores first: told from their first bytes, before any format reads a binary file's lines
     return (
+        crush.FORMAT,
+        opencode.FORMAT,
         gemini_cli.FORMAT,
         copilot_vscode.FORMAT,
         amp.FORMAT,
