@@ -15,7 +15,7 @@ from foldline.service import Transcripts
 DATA = Path(__file__).parent / "data" / "transcripts"
 FORMAT_DIRS = {"gemini-cli": "gemini-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",
                "cursor": "cursor", "amp": "amp", "claude-code": "claude-code", "codex": "codex",
-               "aider": "aider", "crush": "crush", "opencode": "opencode"}  # fmt: skip
+               "aider": "aider", "crush": "crush", "opencode": "opencode", "openhands": "openhands"}  # fmt: skip
 ENDED = "the turn ended before this tool returned"
 Json = dict[str, Any]
 

@@ -110,7 +110,19 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import aider, amp, claude_code, codex, copilot_cli, copilot_vscode, crush, cursor, gemini_cli, opencode
+    from . import (
+        aider,
+        amp,
+        claude_code,
+        codex,
+        copilot_cli,
+        copilot_vscode,
+        crush,
+        cursor,
+        gemini_cli,
+        opencode,
+        openhands,
+    )
 
     # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first,
     # with Amp's, told from their first bytes before any format reads a pretty-printed file's lines
@@ -126,6 +138,7 @@ def registered() -> tuple[Format, ...]:
         copilot_cli.FORMAT,
         cursor.FORMAT,
         aider.FORMAT,
+        openhands.FORMAT,
     )
 
 
