@@ -588,7 +588,7 @@ def no_engine_index(store: Store, backend: str) -> None:
         def skip(*args: object) -> None:
             pass
 
-        for hook in ("index_texts", "index_texts_after"):  # the store's hooks that add FTS5 rows
+        for hook in ("index_batch", "index_texts_after"):  # the store's hooks that add FTS5 rows
             setattr(store, hook, skip)
     else:
         with store.engine.begin() as conn:

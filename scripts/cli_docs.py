@@ -27,7 +27,7 @@ def commands(group: click.Group, prefix: list[str]) -> list[tuple[list[str], cli
     ctx = click.Context(group)
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
-        if command is None:
+        if command is None or command.hidden:
             continue
         if isinstance(command, click.Group):
             found += commands(command, [*prefix, name])

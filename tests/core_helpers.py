@@ -7,10 +7,19 @@ from typing import Any
 
 from foldline import Client
 from foldline.service import Transcripts
+from foldline.store import Store
 
 Json = dict[str, Any]
 BIG_OUTPUT = "line of bash output\n" * 105_000  # about 2 MB
 LONG_THOUGHT = "I think about the build. " * 400  # 10 000 characters
+
+
+def caught_up(store: Store) -> int:
+    """Run the indexer until the backlog is empty (tests have no indexer running); the chunks indexed."""
+    done = 0
+    while chunks := store.index_pending()[0]:
+        done += chunks
+    return done
 
 
 def new_id() -> str:

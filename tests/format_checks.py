@@ -3,6 +3,8 @@ read back everything stored, and the checks every format passes (detection, idem
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,8 @@ import orjson
 
 from foldline.importers import Summary, import_paths
 from foldline.importers.detect import find_groups
+from foldline.importers.importer import NO_CONVERSATION
+from foldline.importers.watch import follow
 from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
@@ -172,7 +176,8 @@ PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgG
 
 def check_image_is_a_file_part(messages: list[Json]) -> None:
     """The one-pixel PNG is a ``file`` part with a data: URL, and no text carries its base64."""
-    files = [p for m in messages for p in m["parts"] if p["type"] == "file"]
+    files = [{k: v for k, v in p.items() if k != "providerMetadata"} for m in messages for p in m["parts"]
+             if p["type"] == "file"]  # fmt: skip
     assert files == [{"type": "file", "mediaType": "image/png", "url": f"data:image/png;base64,{PIXEL}"}]
     texts = [p.get("text", "") for m in messages for p in m["parts"] if p["type"] in ("text", "reasoning")]
     assert not [t for t in texts if PIXEL in t]
@@ -181,5 +186,46 @@ def check_image_is_a_file_part(messages: list[Json]) -> None:
 def check_no_conversation(t: Transcripts, log: Path) -> None:
     """A session file that holds no message yet makes no agent, and the summary says why."""
     account, workspace, summary = imported(t, [log], "empty")
-    assert summary.skipped == [(str(log.resolve()), "holds no conversation yet")]
+    assert summary.skipped == [(str(log.resolve()), NO_CONVERSATION)]
     assert (summary.agents, summary.messages) == (0, 0) and agents(t, account, workspace) == []
+
+
+
+def check_watch_follows_rewrites(t: Transcripts, folder: Path, name: str, stages: list[bytes]) -> None:
+    """``follow`` a folder while a log there is rewritten whole (a new file renamed over the old,
+    as an agent saves a document): each version is imported as a fresh import of it stores it."""
+    account, workspace = owner(t, "watcher")
+    log = folder / name
+    stop = threading.Event()
+    watcher = threading.Thread(target=follow, args=(t, [str(folder)], account, workspace, None, stop))
+    watcher.start()
+    try:
+        for number, content in enumerate(stages):
+            want = fresh_count(t, folder.parent / f"fresh-{number}" / name, content)
+            deadline = time.monotonic() + 30
+            while not held(t, account, workspace, want):  # saved again until the watcher sees it
+                assert time.monotonic() < deadline, f"the watcher did not import version {number}"
+                replace_whole(log, content)
+                until = time.monotonic() + 0.5
+                while time.monotonic() < until and not held(t, account, workspace, want):
+                    time.sleep(0.05)
+    finally:
+        stop.set()
+        watcher.join(10)
+
+
+def held(t: Transcripts, account: str, workspace: str, want: int) -> bool:
+    return len(everything(t, account, workspace)) == want
+
+
+def fresh_count(t: Transcripts, path: Path, content: bytes) -> int:
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    account, workspace, _ = imported(t, [path], "fresh")
+    return len(everything(t, account, workspace))
+
+
+def replace_whole(log: Path, content: bytes) -> None:
+    saved = log.with_name(log.name + ".saving")
+    saved.write_bytes(content)
+    saved.replace(log)

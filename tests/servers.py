@@ -28,7 +28,7 @@ class ServerThread:
 
     def __init__(self, transcripts: Transcripts) -> None:
         self.port = free_port()
-        app = create_app(transcripts)
+        self.app = app = create_app(transcripts)
         config = serving.config(app, transcripts.settings, "127.0.0.1", self.port, log_level="error")
         self.server = serving.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)

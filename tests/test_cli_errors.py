@@ -209,6 +209,7 @@ def cli_db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     ],
 )
 def test_not_found_says_what_with_its_id_and_where(cli_db: str, args: list[str], says: str) -> None:
+    open_store(cli_db).close()  # `search` reads a store; it makes none
     result = CliRunner().invoke(main, [*args, "--db", cli_db])
     assert result.exit_code == 1, result.output
     said = result.output[result.output.find("Error: ") :]  # after import's note of a store it made

@@ -20,6 +20,7 @@ import psycopg
 import pytest
 from servers import ServerThread
 from sqlalchemy import event
+from waits import eventually
 
 from foldline.service import Transcripts
 from foldline.settings import Settings
@@ -171,3 +172,51 @@ def test_a_database_that_cannot_answer_in_time_is_503_with_retry_after(served: S
         holder.join(10)
     assert served.put("after").is_success  # recovered without a restart
     assert served.stored() == 2
+
+
+def test_past_the_process_wide_bound_heavy_requests_are_503_and_small_ones_still_answer(
+    fresh_url: str,
+) -> None:
+    """Two searches held in the database (another session holds the lock they need) fill a gate
+    of two: a third account's search is 503 with Retry-After at once, not a wait for a pooled
+    connection, and small requests (`/api/me`, a cut page) still answer."""
+    if not fresh_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL holds a search on a lock; SQLite's readers are never blocked by one")
+    settings = Settings(db=fresh_url, db_wait=60, max_heavy=2, poll_seconds=0.2)  # past the client's 30 s
+    with Transcripts.open(settings) as t, ServerThread(t) as server:
+        people = [t.create_account(f"p{n}") for n in range(3)]
+        workspace = t.create_workspace("team", [p["id"] for p in people])
+        agent = t.create_agent(people[0]["id"], workspace["id"], title="read")["id"]
+
+        def get(who: int, path: str) -> httpx.Response:
+            headers = {"Authorization": f"Bearer {people[who]['token']}"}
+            return httpx.get(server.url + path, headers=headers, timeout=30)
+
+        held: list[httpx.Response] = []
+        with pg_session(fresh_url) as lock:
+            lock.execute("BEGIN")
+            lock.execute("LOCK TABLE part_text IN ACCESS EXCLUSIVE MODE")
+            searchers = [
+                threading.Thread(target=lambda n=n: held.append(get(n, "/api/search?q=needle"))) for n in (0, 1)
+            ]
+            for searcher in searchers:
+                searcher.start()
+            eventually(lambda: waiting_on_lock(fresh_url) == 2, 20, "both searches wait on the lock")
+            refused = get(2, "/api/search?q=needle")
+            assert_error(refused, 503, "unavailable")
+            assert int(refused.headers["retry-after"]) > 0
+            assert get(2, "/api/me").status_code == 200
+            assert get(2, f"/api/agents/{agent}/messages?parts=cut").status_code == 200
+            lock.execute("ROLLBACK")
+        for searcher in searchers:
+            searcher.join(30)
+        assert [r.status_code for r in held] == [200, 200]  # the held ones were answered, not dropped
+        assert get(2, "/api/search?q=needle").status_code == 200
+
+
+def waiting_on_lock(url: str) -> int:
+    with pg_session(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        ).fetchone()
+    return int(row[0]) if row else 0

@@ -20,6 +20,7 @@ from format_checks import (
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
+    check_watch_follows_rewrites,
     counts,
     formats_of,
     imported,
@@ -145,3 +146,10 @@ def test_a_thread_with_no_message_makes_no_agent(transcripts: Transcripts, tmp_p
     log = tmp_path / THREAD.name
     log.write_text(json.dumps({**json.loads(THREAD.read_text()), "messages": []}, indent=2))
     check_no_conversation(transcripts, log)
+
+
+def test_the_watch_follows_a_thread_rewritten_whole(transcripts: Transcripts, tmp_path: Path) -> None:
+    thread = json.loads(THREAD.read_text())
+    stages = [json.dumps({**thread, "messages": thread["messages"][:end]}).encode() for end in (2, 6)]
+    (tmp_path / "threads").mkdir()
+    check_watch_follows_rewrites(transcripts, tmp_path / "threads", THREAD.name, stages)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import pty
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -229,3 +232,39 @@ def test_a_failing_batch_is_logged_and_the_watch_goes_on(tmp_path: Path, caplog:
         stop.set()
         watcher.join(10)
     assert not watcher.is_alive()
+
+
+def run_import(db: str, stderr_on_terminal: bool) -> tuple[bytes, bytes]:
+    """``foldline import`` in a process of its own, its stderr a terminal or a pipe: (stdout, stderr)."""
+    args = [str(Path(sys.executable).parent / "foldline"), "import", "--db", db, str(DATA / "codex")]
+    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm"}
+    if not stderr_on_terminal:
+        done = subprocess.run(args, capture_output=True, env=env, timeout=120, check=True)
+        return done.stdout, done.stderr
+    leader, follower = pty.openpty()
+    with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=env) as child:
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            shown += chunk
+        out = child.stdout.read() if child.stdout else b""
+        assert child.wait(120) == 0
+    os.close(leader)
+    return out, shown
+
+
+@pytest.mark.slow
+def test_import_shows_its_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path) -> None:
+    sessions = len({p.stem for p in (DATA / "codex").rglob("*.jsonl")})
+    out, shown = run_import(str(tmp_path / "terminal.db"), stderr_on_terminal=True)
+    assert b"imported" in out
+    assert f"/{sessions} sessions".encode() in shown and b" files" in shown and b"MB/s" in shown
+    out, err = run_import(str(tmp_path / "pipe.db"), stderr_on_terminal=False)
+    assert b"imported" in out
+    assert b"sessions" not in err and b"MB" not in err

@@ -196,3 +196,21 @@ def test_a_chat_with_no_request_makes_no_agent(transcripts: Transcripts, tmp_pat
     log = tmp_path / f"{doc['sessionId']}.json"
     log.write_text(json.dumps(doc, indent=2))
     check_no_conversation(transcripts, log)
+
+
+def test_a_request_without_rounds_answers_with_its_response(transcripts: Transcripts, tmp_path: Path) -> None:
+    doc = session_of(SIMPLE)
+    request = doc["requests"][1]
+    del request["result"]["metadata"]["toolCallRounds"]  # as older sessions have it
+    log = tmp_path / f"{doc['sessionId']}.json"
+    log.write_text(json.dumps(doc))
+    account, workspace, _ = imported(transcripts, [log])
+    messages = stored(transcripts, account, workspace)
+    invocation = next(r for r in request["response"] if r.get("kind") == "toolInvocationSerialized")
+    part = next(p for p in tool_parts(messages) if p["toolCallId"] == invocation["toolCallId"])
+    assert part["input"] == {"invocationMessage": invocation["invocationMessage"]}
+    assert part["state"] == "output-available"
+    texts = [r["value"] for r in request["response"] if "kind" not in r]
+    answer = next(m for m in messages if part in m["parts"])
+    shown = [p["text"] for p in answer["parts"] if p["type"] == "text"]
+    assert "".join(shown) == "".join(texts) and answer["parts"].index(part) == 1  # said, called, said

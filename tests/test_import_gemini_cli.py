@@ -22,6 +22,7 @@ from format_checks import (
     check_not_taken_for,
     check_odd_shapes,
     check_reimport_writes_nothing,
+    check_watch_follows_rewrites,
     counts,
     formats_of,
     imported,
@@ -230,3 +231,35 @@ def test_a_session_with_no_message_yet_makes_no_agent(transcripts: Transcripts, 
     log = tmp_path / "session-2025-10-21T20-04-0b23371a.jsonl"
     log.write_bytes(orjson.dumps(meta) + b"\n")  # what Gemini CLI writes when a session starts
     check_no_conversation(transcripts, log)
+
+
+def test_the_watch_follows_a_document_rewritten_whole(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    stages = [json.dumps({**document, "messages": document["messages"][:end]}, indent=2).encode() for end in (6, 19)]
+    (tmp_path / "chats").mkdir()
+    check_watch_follows_rewrites(transcripts, tmp_path / "chats", "session-2025-10-21T20-04-0b23371a.json", stages)
+
+
+def test_a_resumed_session_is_read_from_its_jsonl_only(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    legacy = tmp_path / "session-2025-10-21T20-04-0b23371a.json"
+    legacy.write_text(json.dumps({**document, "messages": document["messages"][:12]}, indent=2))
+    legacy.with_suffix(".jsonl").write_bytes(b"".join(jsonl_form(document)))  # what resuming it wrote
+    assert formats_of([tmp_path]) == {str(legacy.with_suffix(".jsonl").resolve()): "gemini-cli"}
+    account, workspace, summary = imported(transcripts, [tmp_path])
+    assert summary.skipped == [] and len(only_agent(transcripts, account, workspace)) == len(document["messages"])
+
+
+def test_an_image_a_tool_read_is_a_file_part_after_its_call(transcripts: Transcripts, tmp_path: Path) -> None:
+    document = json.loads(POMODORO.read_text())
+    call = next(c for m in document["messages"] for c in m.get("toolCalls") or [])
+    call["result"].append({"inlineData": {"mimeType": "image/png", "data": PIXEL}})  # read_file of a picture
+    log = tmp_path / POMODORO.name
+    log.write_text(json.dumps(document))
+    account, workspace, _ = imported(transcripts, [log])
+    messages = only_agent(transcripts, account, workspace)
+    check_image_is_a_file_part(messages)
+    message = next(m for m in messages if any(p.get("toolCallId") == call["id"] for p in m["parts"]))
+    at = next(i for i, p in enumerate(message["parts"]) if p.get("toolCallId") == call["id"])
+    assert message["parts"][at + 1]["type"] == "file"
+    assert PIXEL not in json.dumps(message["parts"][at]) and "[image 1: image/png" in message["parts"][at]["output"]

@@ -25,12 +25,13 @@ CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
     "/messages": {"get": {"200", "400", "401", "404"}},
-    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429"}},
+    "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429", "503"}},
     "/events": {"get": {"200", "400", "401", "404", "429"}},
 }
 STATUSES = {
     "/api/me": {"get": {"200", "401"}},
-    "/api/search": {"get": {"200", "400", "401", "404"}},
+    "/api/status": {"get": {"200", "401"}},
+    "/api/search": {"get": {"200", "400", "401", "404", "429", "503"}},
     # the panel's pages: HTML, or a redirect; a refused sign-in is the page again with its error
     "/": {"get": {"200", "303"}},
     "/agents/{agent}": {"get": {"200", "303"}},
@@ -100,7 +101,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 21  # 15 of the API, 6 of the panel
+    assert len(ids) == len(set(ids)) == 22  # 16 of the API, 6 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 
@@ -258,6 +259,7 @@ def test_every_answer_matches_its_documented_schema(world: World, document: Json
     conforms(document, AGENT, "get", httpx.get(f"{world.url}/api/agents/{world.agent}", headers=auth))
     agents = httpx.get(f"{world.url}/api/agents", params={"workspace_id": world.workspace}, headers=auth)
     conforms(document, "/api/agents", "get", agents)
+    conforms(document, "/api/status", "get", httpx.get(f"{world.url}/api/status", headers=auth))
     conforms(document, "/api/me", "get", httpx.get(f"{world.url}/api/me", headers=auth))
     created = httpx.post(f"{world.url}/api/agents", json={"workspace_id": world.workspace}, headers=auth)
     conforms(document, "/api/agents", "post", created)

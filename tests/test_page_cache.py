@@ -12,6 +12,7 @@ import psycopg
 import pytest
 from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, thought, user
+from servers import ServerThread
 from sqlalchemy import text
 from test_query_count import counted
 
@@ -234,3 +235,38 @@ def test_postgres_checks_kept_pages_on_connections_of_their_own(world: World, db
         ).fetchall()
     assert 1 <= len(rows) <= Settings(db=db_url).db_threads
     assert any(query.startswith("SELECT conversations.id") for (query,) in rows), rows
+
+
+def test_a_foreign_kept_page_costs_what_a_missing_agent_costs(
+    world: World, server: ServerThread, store: Store, db_url: str
+) -> None:
+    """Existence by timing: another account's agent whose page this process keeps is refused
+    with the same database round trips as an agent that does not exist (one small statement,
+    then the route's not-found), so no probe can tell them apart by the work done."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("SQLite checks a kept page's seq from its file, on the event loop: no round trip")
+    put(world.alice, world.agent, user("kept"))
+    assert served(world, world.alice_token).status_code == 200  # kept now
+    assert httpx.get(f"{world.url}/api/me", headers={"Authorization": f"Bearer {world.bob_token}"}).is_success
+    checks = server.app.state.seq_checks
+    asked: list[str] = []
+    seq = checks.seq
+
+    async def counting(account: str, agent_id: str, call: str | None) -> int | None:
+        asked.append(agent_id)
+        return await seq(account, agent_id, call)
+
+    def round_trips(agent: str) -> int:
+        asked.clear()
+        url = f"{world.url}/api/agents/{agent}/messages?parts=cut&limit=10"
+        with counted(store) as statements:
+            refused = httpx.get(url, headers={"Authorization": f"Bearer {world.bob_token}"}, timeout=20)
+        assert refused.status_code == 404 and refused.json()["error"]["code"] == "not_found"
+        return len(statements) + len(asked)
+
+    checks.seq = counting
+    try:
+        foreign, missing = round_trips(world.agent), round_trips(new_id())
+    finally:
+        checks.seq = seq
+    assert foreign == missing, (foreign, missing)

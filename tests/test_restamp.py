@@ -1,5 +1,6 @@
-"""``foldline restamp``: messages stored before read stamps, or under other metadata schemas, are
-checked once and stamped if they pass, so reads send them as stored; the rest keep every check."""
+"""``foldline maintenance restamp`` (and its old name, ``foldline restamp``): messages stored
+before read stamps, or under other metadata schemas, are checked once and stamped if they pass,
+so reads send them as stored; the rest keep every check."""
 
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def test_the_restamp_command_says_what_it_did(tmp_path: Any) -> None:
         agent = t.create_agent(made["id"], space["id"])["id"]
         mid = new_id()
         t.put_message(made["id"], agent, mid, user("hello", mid))
-    result = runner.invoke(main, ["restamp", "--db", db, "--json"])
+    result = runner.invoke(main, ["maintenance", "restamp", "--db", db, "--json"])
     assert result.exit_code == 0, result.output
     assert orjson.loads(result.output.splitlines()[-1]) == {"stamped": 0, "kept": 0}  # stamped when written
     text = runner.invoke(main, ["restamp", "--db", db]).output

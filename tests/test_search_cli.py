@@ -46,20 +46,27 @@ def run(*args: str) -> str:
     return result.stdout
 
 
-def test_search_prints_each_hit_with_its_snippet_and_panel_address(cli_db: str) -> None:
+def test_search_prints_each_hit_with_its_snippet_and_panel_address(
+    cli_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FOLDLINE_URL", raising=False)
     word = "cli" + uuid.uuid4().hex[:8]
     agent, first, second = written(cli_db, word)
     out = run("search", word, "--db", cli_db)
     assert out.splitlines()[:3] == [
         "cli agent · subagent toolu:1 · assistant · bash · output 10000–10011 (in the cut middle)",
         "  " + "x" * 80 + f"[[{word}]]" + "y" * 80,
-        f"  /agents/{agent}?call=toolu%3A1#msg={second}&part=0&field=output&at=10000",
+        f"  http://127.0.0.1:8765/agents/{agent}?call=toolu%3A1#msg={second}&part=0&field=output&at=10000",
     ]
     assert out.splitlines()[3:] == [
         "cli agent · user · text 9–20",
         f"  look for [[{word}]] please",
-        f"  /agents/{agent}#msg={first}&part=0&field=text&at=9",
+        f"  http://127.0.0.1:8765/agents/{agent}#msg={first}&part=0&field=text&at=9",
     ]
+    monkeypatch.setenv("FOLDLINE_URL", "https://foldline.example/")  # the team's server
+    assert run("search", word, "--db", cli_db).splitlines()[5] == (
+        f"  https://foldline.example/agents/{agent}#msg={first}&part=0&field=text&at=9"
+    )
 
 
 def test_search_json_limit_cursor_and_narrowing(cli_db: str) -> None:
@@ -77,10 +84,13 @@ def test_another_account_finds_nothing_and_bad_input_is_a_clean_error(cli_db: st
     written(cli_db, word)
     other = orjson.loads(run("account", "create", "other", "--db", cli_db, "--json"))
     assert run("search", word, "--db", cli_db, "--account", other["id"]).strip() == "no hits"
-    for args, where in ((["--limit", "0"], "limit"), (["--cursor", "x"], "cursor"), (["--agent", "nope"], None)):
+    for args, where in ((["--cursor", "x"], "(cursor)"), (["--agent", "nope"], "not found")):
         result = CliRunner().invoke(main, ["search", word, "--db", cli_db, *args])
-        assert result.exit_code != 0 and "Traceback" not in result.output
-        assert (f"({where})" if where else "not found") in result.output
+        assert result.exit_code == 1 and "Traceback" not in result.output
+        assert where in result.output
+    for limit in ("0", "500"):  # a misused option is a usage error, exit 2, as docs/cli.md says
+        result = CliRunner().invoke(main, ["search", word, "--db", cli_db, "--limit", limit])
+        assert result.exit_code == 2 and "--limit" in result.output
     assert "(q)" in CliRunner().invoke(main, ["search", "  ", "--db", cli_db]).output
 
 
@@ -116,3 +126,15 @@ def test_search_fills_its_page_when_the_server_side_search_runs_out_of_time(
     page = orjson.loads(run("search", "ꙮ7", "--db", cli_db, "--json", "--agent", agent))
     assert [h["message_id"] for h in page["hits"]] == ids[2::-1]
     assert (page["next"], page["partial"]) == (None, False)
+
+
+@pytest.mark.parametrize("command", [["search", "anything"], ["usage"]])
+def test_a_reading_command_makes_no_store_where_there_is_none(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FOLDLINE_DB", raising=False)
+    result = CliRunner().invoke(main, command)
+    assert result.exit_code == 1
+    assert f"no Foldline store at {tmp_path / 'foldline.db'}" in result.output and "--db" in result.output
+    assert list(tmp_path.iterdir()) == []  # no file, no token

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import IO
 
 import httpx
+import psycopg
 import pytest
+from conftest import pg_database
 from servers import free_port
 
 from foldline import Client
@@ -100,3 +102,24 @@ def test_workers_share_one_port_and_follow_each_others_writes(tmp_path: Path) ->
                     seq, message = next(events)
                     assert message["parts"] == [{"type": "text", "text": f"w{n}"}]
                     assert time.monotonic() - started < 10, "a write reached the follower only by polling"
+
+
+def test_serve_on_a_team_database_makes_no_local_account(tmp_path: Path) -> None:
+    """On PostgreSQL (a team's database) `serve` makes no "local" account unless this machine's
+    sessions go into it (--import, --watch), and says how to make the first account."""
+    with pg_database("foldline_serve") as url:
+        port = free_port()
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "FOLDLINE_DB": url}
+        command = [sys.executable, "-m", "foldline.cli", "serve", "--port", str(port)]
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None
+        try:
+            printed = read_until(proc.stdout, "spec", seconds=30)
+        finally:
+            proc.terminate()
+            proc.wait(10)
+            proc.stdout.close()
+        assert "token=" not in printed and "Bearer" not in printed
+        assert "foldline account create NAME" in printed
+        with psycopg.connect(url) as conn:
+            assert conn.execute("SELECT count(*) FROM accounts").fetchone() == (0,)

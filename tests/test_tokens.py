@@ -13,10 +13,12 @@ import pytest
 from click.testing import CliRunner
 from conftest import World
 from core_helpers import put, user
+from servers import ServerThread
 
 from foldline import Client, NotFound, Unauthorized
 from foldline.cli import main
 from foldline.service import Transcripts
+from foldline.settings import Settings
 
 
 def test_an_accounts_tokens_are_listed_without_their_secret(transcripts: Transcripts) -> None:
@@ -96,3 +98,29 @@ def test_the_command_line_lists_makes_and_revokes_tokens(db_url: str, transcript
     assert again.exit_code == 1 and "Error" in again.output
     bad = run(main, ["account", "token", made["id"], "--expires", "soon", "--db", db_url])
     assert bad.exit_code == 2 and "--expires" in bad.output
+
+
+def test_a_revocation_in_another_process_ends_streams_at_once(db_url: str, world: World) -> None:
+    """PostgreSQL: a server that remembers tokens for a minute still ends a stream as soon as its
+    token is revoked by another process (its notice makes every process forget its tokens)."""
+    if not db_url.startswith("postgresql"):
+        pytest.skip("SQLite carries no notice between processes: another process trusts a token its cache holds")
+    remembering = Settings(db=db_url, poll_seconds=0.2, token_cache_seconds=60)
+    with Transcripts.open(remembering) as there, ServerThread(there) as server, Transcripts.open(remembering) as here:
+        made = here.new_token(world.alice_id, label="follower elsewhere")
+        opened, ended = threading.Event(), threading.Event()
+
+        def follow() -> None:
+            headers = {"Authorization": f"Bearer {made['token']}"}
+            with httpx.stream("GET", f"{server.url}/api/agents/{world.agent}/events", headers=headers,
+                              timeout=90) as response:  # fmt: skip
+                for line in response.iter_lines():
+                    if line.startswith("retry:"):
+                        opened.set()
+            ended.set()
+
+        follower = threading.Thread(target=follow, daemon=True)
+        follower.start()
+        assert opened.wait(20)
+        here.revoke(made["token_id"])  # another process: the server's token cache knows nothing of it
+        assert ended.wait(20), "the stream outlived its token: the server kept trusting its cache"

@@ -22,7 +22,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from . import __version__, routes, schemas
 from .errors import RETRY_SECONDS, FoldlineError, NotFound, Unavailable, error_body
 from .events import Hub
-from .limits import BodyLimit, Slots
+from .limits import BodyLimit, Gate, Slots
 from .pagereads import PageReads
 from .panel import pages
 from .panel.assets import Assets
@@ -36,6 +36,8 @@ log = logging.getLogger("foldline")
 def error_response(exc: FoldlineError, headers: Mapping[str, str] | None = None) -> Response:
     if exc.status == 401:
         headers = {"WWW-Authenticate": "Bearer"}
+    elif isinstance(exc, Unavailable):
+        headers = {"Retry-After": str(RETRY_SECONDS)}
     return Response(
         orjson.dumps(error_body(exc)), status_code=exc.status, media_type="application/json", headers=headers
     )
@@ -106,8 +108,7 @@ class Failures:
             elif not isinstance(exc, FoldlineError):
                 log.warning("%s %s: %s (%s)", scope.get("method"), scope.get("path"), error.message, exc)
             if not started:
-                retry = {"Retry-After": str(RETRY_SECONDS)} if isinstance(error, Unavailable) else None
-                await error_response(error, retry)(scope, receive, send)
+                await error_response(error)(scope, receive, send)
 
 
 class Background(Protocol):
@@ -219,6 +220,10 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.state.seq_checks = None  # until the lifespan opens them
     app.state.streams = Slots("event streams", settings.max_streams)
     app.state.whole_reads = Slots("whole-part reads", settings.max_whole_reads)
+    app.state.searches = Slots("searches", settings.max_searches)
+    # Whole reads and searches hold a pooled connection for long: bounded for the whole process,
+    # so the pool never runs dry and small requests (a cut page, /api/me) keep their share.
+    app.state.heavy = Gate("whole-part reads and searches", settings.max_heavy)
     app.add_exception_handler(FoldlineError, on_foldline_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)

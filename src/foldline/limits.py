@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from .errors import PayloadTooLarge, TooManyRequests, error_body
+from .errors import FoldlineError, PayloadTooLarge, TooManyRequests, Unavailable, error_body
 
 ASGIApp = Callable[..., Any]
 
@@ -59,18 +59,22 @@ async def too_large(send: Any, limit: int) -> None:
 
 
 class Slots:
-    """At most ``limit`` requests of one kind per account at once; one more is a 429."""
+    """At most ``limit`` requests of one kind per account at once; one more is a 429 (or
+    ``refusal``: a :class:`Gate` refuses with 503)."""
 
-    def __init__(self, what: str, limit: int) -> None:
-        self.what, self.limit = what, limit
+    def __init__(self, what: str, limit: int, refusal: type[FoldlineError] = TooManyRequests) -> None:
+        self.what, self.limit, self.refusal = what, limit, refusal
         self._lock = threading.Lock()
         self._taken: dict[str, int] = defaultdict(int)
 
     def acquire(self, account: str) -> None:
         with self._lock:
             if self._taken[account] >= self.limit:
-                raise TooManyRequests(f"at most {self.limit} {self.what} at once per account")
+                raise self.refusal(self.refused())
             self._taken[account] += 1
+
+    def refused(self) -> str:
+        return f"at most {self.limit} {self.what} at once per account"
 
     def release(self, account: str) -> None:
         with self._lock:
@@ -98,6 +102,20 @@ class Slots:
             self.release(account)
             raise
         return size, itertools.chain((first,), sending)
+
+
+class Gate(Slots):
+    """At most ``limit`` requests of one kind at once in this process, whoever sends them; one
+    more is a 503 with ``Retry-After`` at once (never a wait for a pooled connection). Small
+    requests pass no gate, so they keep the pool's other connections."""
+
+    EVERYONE = "*"
+
+    def __init__(self, what: str, limit: int) -> None:
+        super().__init__(what, limit, Unavailable)
+
+    def refused(self) -> str:
+        return f"the server is running {self.limit} {self.what} at once, its most; try again shortly"
 
 
 def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:

@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import cookie_parser
 
-from .errors import FoldlineError
+from .errors import FoldlineError, NotFound
 from .pagecache import PageKey
 from .routes import TOKEN_COOKIE
 from .service import Transcripts
@@ -124,7 +124,10 @@ async def kept_page(
 ) -> bytes | None:
     """The page ``t.page_json`` would send, if this process kept it and the database says it
     still holds (the account may read the conversation and it was not written since), asked on
-    the event loop through ``checks``; None sends the caller to ``page_json``."""
+    the event loop through ``checks``; None sends the caller to ``page_json``. A conversation the
+    account may not read (the check finds nothing) is :class:`NotFound` at once, so a foreign
+    agent whose page is kept costs what an agent that does not exist costs: one small statement
+    here (there, ``page_json``'s), then the route's one not-found."""
     if call is not None and not is_call(call):
         return None
     try:
@@ -135,4 +138,6 @@ async def kept_page(
     if kept is None:
         return None
     seq = await checks.seq(account, key[0], call)
+    if seq is None:
+        raise NotFound()
     return kept.body if seq == kept.seq else None

@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from . import events, schemas
 from .errors import BadRequest, FoldlineError, Invalid, PayloadTooLarge
-from .limits import Slots
+from .limits import Gate, Slots
 from .message import inexact_integer
 from .pool import in_pool
 from .service import Transcripts
@@ -292,6 +292,16 @@ def me(t: T, who: Reader) -> Response:
     return json(t.me(who))
 
 
+@router.get(
+    "/status",
+    summary="What the search index has not reached yet, of what the caller may read",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Status, "the backlog")}, 401),
+)
+def status(t: T, who: Reader) -> Response:
+    return json({"search_index": t.backlog(who)})
+
+
 @router.post(
     "/agents",
     status_code=201,
@@ -384,7 +394,8 @@ async def read_messages(
     summary="One part, whole, or a slice of one of its fields",
     response_model=None,
     responses=schemas.answers(
-        {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")}, 400, 401, 404, 429
+        {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")},
+        *(400, 401, 404, 429, 503),
     ),
 )
 def read_part(
@@ -403,7 +414,11 @@ def read_part(
     if start is not None or end is not None:
         raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
     whole_reads: Slots = request.app.state.whole_reads
-    size, chunks = whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call))
+    heavy: Gate = request.app.state.heavy
+    size, chunks = heavy.streamed(
+        Gate.EVERYONE,
+        lambda: whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call)),
+    )
     return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
 
 
@@ -429,9 +444,10 @@ def follow_events(
     "/search",
     summary="Search every transcript the caller may read, cut middles included",
     response_model=None,
-    responses=schemas.answers({200: (schemas.SearchPage, "hits, newest first")}, 400, 401, 404),
+    responses=schemas.answers({200: (schemas.SearchPage, "hits, newest first")}, 400, 401, 404, 429, 503),
 )
 def search(
+    request: Request,
     t: T,
     who: Reader,
     q: Query_ = None,
@@ -440,7 +456,11 @@ def search(
     limit: SearchLimit = None,
     cursor: Cursor = None,
 ) -> Response:
-    return json(t.search(who, q, workspace_id, agent, limit, cursor))
+    heavy: Gate = request.app.state.heavy
+    searches: Slots = request.app.state.searches
+    with heavy.taken(Gate.EVERYONE), searches.taken(who):
+        found = t.search(who, q, workspace_id, agent, limit, cursor)
+    return json(found)
 
 
 router.include_router(conversation, prefix="/agents/{agent}", tags=["conversation"])

@@ -217,6 +217,18 @@ class Me(BaseModel):
     workspaces: list[Workspace]
 
 
+class SearchIndex(BaseModel):
+    pending_chunks: int = Field(description="chunks of the caller's transcripts written but not indexed yet")
+    pending_code_points: int = Field(description="the text those chunks own, in code points")
+    oldest_pending_seconds: float | None = Field(
+        description="how long ago the oldest of them was written; null when none is pending")
+
+
+class Status(BaseModel):
+    search_index: SearchIndex = Field(
+        description="the search index's backlog (searches read the pending chunks directly)")
+
+
 class Usage(BaseModel):
     """Tokens and their estimated cost (genai-prices; the table is named by `prices`)."""
 
@@ -350,7 +362,9 @@ WHEN = {
     409: "the last message kept changing while the turn ended; end it again",
     413: "a body over the configured limit",
     422: "the write door refused it; `where` names the field",
-    429: "past the account's cap of concurrent whole-part reads or event streams",
+    429: "past the account's cap of concurrent whole-part reads, searches or event streams",
+    503: "the server is at its most whole-part reads and searches at once, or the database could not answer"
+    " in time; Retry-After says when to try again",
 }
 
 
@@ -369,7 +383,7 @@ def answers(
     for status, (what, text) in ok.items():
         found[status] = success(what, text, media)
     found.update({status: {"model": Error, "description": WHEN[status]} for status in errors})
-    found["default"] = {"model": Error, "description": "any other error (405, 500), in the same shape"}
+    found["default"] = {"model": Error, "description": "any other error (405, 500, 503, 507), in the same shape"}
     return found
 
 

@@ -42,6 +42,9 @@ class Settings:
     # Per account, at once (429 past them): open event streams, and whole-part reads.
     max_streams: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_STREAMS", "50")))
     max_whole_reads: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_WHOLE_READS", "4")))
+    max_searches: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_SEARCHES", "4")))
+    # Per process, at once (503 past it): whole-part reads and searches of every account together.
+    max_heavy: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_HEAVY", "8")))
     # Bodies past this many bytes are sent without gzip (compressing them costs more than it saves).
     gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
     # Threads that run reads against the database (the page read), per process.
@@ -75,7 +78,7 @@ class Settings:
             raise ValueError(
                 "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS and FOLDLINE_PAGE_CACHE_MB must not be negative"
             )
-        if min(*limits, self.max_whole_reads, self.db_threads) <= 0:
+        if min(*limits, self.max_whole_reads, self.max_searches, self.max_heavy, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

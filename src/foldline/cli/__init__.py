@@ -12,7 +12,8 @@ from .common import Group
 from .imports import import_command
 from .search import search_command
 from .serve import serve
-from .stamps import restamp
+from .stamps import maintenance, restamp
+from .status import status
 from .usage import usage_command
 from .workspaces import workspace
 
@@ -29,7 +30,11 @@ main.add_command(workspace)
 main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(search_command)
-main.add_command(restamp)
+main.add_command(maintenance)
+# The old name, kept working for scripts; not listed.
+main.add_command(click.Command("restamp", callback=restamp.callback, params=restamp.params, hidden=True,
+                               help=restamp.help))  # fmt: skip
+main.add_command(status)
 main.add_command(usage_command)
 
 __all__ = ["main"]

@@ -13,7 +13,7 @@ import orjson
 from ..errors import FoldlineError, NotFound, Unusable
 from ..service import Transcripts
 from ..settings import Settings, default_db
-from ..store import explain, shown
+from ..store import explain, shown, sqlite_file
 
 db_option = click.option(
     "--db",
@@ -55,6 +55,21 @@ def service(db: str) -> Iterator[Transcripts]:
         if said is None or debugging():
             raise
         raise Failed(said) from exc
+
+
+@contextmanager
+def existing_service(db: str) -> Iterator[Transcripts]:
+    """:func:`service`, for a command that only reads: a SQLite file that is not there is said,
+    never made (an empty new store would only answer "nothing")."""
+    file = sqlite_file(db)
+    if file is not None and not file.exists():
+        raise Unusable(
+            f"no Foldline store at {file}",
+            "point at one with --db PATH or FOLDLINE_DB (a file or a postgresql:// URL), "
+            "or make one here with `foldline import PATH` or `scripts/serve`",
+        )
+    with service(db) as transcripts:
+        yield transcripts
 
 
 def failure(exc: BaseException, db: str | None = None) -> str | None:

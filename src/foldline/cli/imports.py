@@ -2,43 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import click
 import orjson
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
 from ..errors import Unusable
 from ..importers import Summary, has_session_logs, import_paths
-from ..importers.importer import Progress as Told
 from ..importers.watch import follow
+from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service
+from .progress import progress_bar
 
 WHERE_LOGS = "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions"
-
-
-@contextmanager
-def progress_bar(enabled: bool) -> Iterator[Told | None]:
-    """A rich progress bar on stderr, told bytes done; nothing when stderr is not a terminal."""
-    console = Console(stderr=True)
-    if not enabled or not console.is_terminal:
-        yield None
-        return
-    columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, console=console, transient=True) as bar:
-        task = bar.add_task("importing", total=None)
-
-        def told(done: int, total: int, path: str) -> None:
-            name = path.rsplit("/", 1)[-1][:40]
-            bar.update(task, completed=done, total=total, description=f"importing {name}")
-
-        yield told
 
 
 def report(summary: Summary, as_json: bool) -> None:
@@ -57,8 +36,19 @@ def report(summary: Summary, as_json: bool) -> None:
 @click.option("--account", "account_id", help="Account id that owns the agents (default: the local account).")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--watch", is_flag=True, help="Keep following the paths and import new lines as they appear.")
+@click.option(
+    "--wait-index",
+    is_flag=True,
+    help="Return only once the search index has every chunk imported (searches find them before, too).",
+)
 def import_command(
-    paths: tuple[str, ...], db: str, workspace_id: str | None, account_id: str | None, as_json: bool, watch: bool
+    paths: tuple[str, ...],
+    db: str,
+    workspace_id: str | None,
+    account_id: str | None,
+    as_json: bool,
+    watch: bool,
+    wait_index: bool,
 ) -> None:
     """Import Claude Code and Codex session logs (files or folders) into Foldline."""
     # Said before any store is opened or made. A watched folder may get its first log later.
@@ -77,10 +67,21 @@ def import_command(
             local = ensure_local(transcripts, db)
             account_id = account_id or local.account_id
             workspace_id = workspace_id or local.workspace_id
-        with progress_bar(not as_json) as told:
-            summary = import_paths(transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told)
-        report(summary, as_json)
-        if watch:
-            folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-            click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
-            follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
+        indexer = Indexer(transcripts)  # indexes beside the writes; what is left waits for the next run
+        indexer.start()
+        try:
+            with progress_bar(not as_json) as told:
+                summary = import_paths(
+                    transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told
+                )
+            if wait_index:
+                indexer.stop()
+                indexer.catch_up()
+            report(summary, as_json)
+            if watch:
+                indexer.start()
+                folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
+                click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
+                follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
+        finally:
+            indexer.stop()

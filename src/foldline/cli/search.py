@@ -1,13 +1,15 @@
 """``foldline search QUERY``: hits with their snippets and the panel address of each.
 
-The panel address of a hit is ``/agents/{agent}#msg={message}&part={i}&field={field}&at={start}``,
+The panel address of a hit is ``{server}/agents/{agent}#msg={message}&part={i}&field={field}&at={start}``,
 with ``?call={call}`` before the ``#`` for a hit in a subagent's conversation: the agent's page,
-and in the fragment (which never reaches the server) where the match is. docs/panel.md says how
-the panel opens it.
+and in the fragment (which never reaches the server) where the match is. ``{server}`` is
+``FOLDLINE_URL``, else the address ``foldline serve`` listens on by default (``LOCAL_URL``).
+docs/panel.md says how the panel opens it.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -15,16 +17,18 @@ import click
 
 from ..local_account import ensure_local
 from ..service import Transcripts
-from .common import db_option, emit, json_option, service
+from .common import db_option, emit, existing_service, json_option
 
 MARK = ("[[", "]]")
+LOCAL_URL = "http://127.0.0.1:8765"  # `foldline serve`'s default host and port
 
 Json = dict[str, Any]
 
 
 def panel_address(hit: Json) -> str:
-    """Where the panel shows a hit (relative to the server's address)."""
-    path = f"/agents/{quote(str(hit['agent_id']), safe='')}"
+    """Where the panel shows a hit: an address one can open."""
+    server = (os.environ.get("FOLDLINE_URL") or LOCAL_URL).rstrip("/")
+    path = f"{server}/agents/{quote(str(hit['agent_id']), safe='')}"
     if hit.get("call") is not None:
         path += "?" + urlencode({"call": hit["call"]}, quote_via=quote)
     where = {"msg": hit["message_id"], "part": hit["part"], "field": hit["field"], "at": hit["start"]}
@@ -70,7 +74,7 @@ def filled(
 @click.argument("query")
 @click.option("--workspace", help="Only this workspace (an id).")
 @click.option("--agent", help="Only this agent and its subagents (an id).")
-@click.option("--limit", default=20, show_default=True, type=int, help="Hits per page (1 to 100).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 100), help="Hits per page (1 to 100).")
 @click.option("--cursor", help="The page after the one that printed this cursor.")
 @click.option("--account", "account_id", help="Search as this account (default: the local account).")
 @db_option
@@ -88,7 +92,7 @@ def search_command(
     """Search every transcript the account may read, cut middles included; each hit is printed
     with its snippet (the match in [[ ]]) and its panel address. A page is filled even where the
     search must read chunk after chunk (it may then take several seconds on a big store)."""
-    with service(db) as transcripts:
+    with existing_service(db) as transcripts:
         who = account_id or ensure_local(transcripts, db).account_id
         found = filled(transcripts, who, query, workspace, agent, limit, cursor)
     lines = [hit_text(hit) for hit in found["hits"]] or ["no hits"]

@@ -11,11 +11,13 @@ from .. import server
 from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
+from ..indexer import Indexer
 from ..local_account import Local, ensure_local
 from ..service import Transcripts
 from ..settings import Settings
 from ..store import shown, sqlite_file
 from .common import db_option, service, settings_for
+from .progress import progress_bar
 
 
 @click.command()
@@ -58,20 +60,34 @@ def serve(db: str, host: str, port: int, watch: bool, first_import: bool | None,
 def run(
     transcripts: Transcripts, settings: Settings, host: str, port: int, watch: bool, first_import: bool, workers: int
 ) -> None:
-    local = ensure_local(transcripts, settings.db)
-    if first_import:
-        first = import_on_first_run(transcripts, local)
+    # A team's database (PostgreSQL) gets no "local" account unless this machine's sessions go
+    # into it (--import, --watch): its people sign in with accounts of their own.
+    team = sqlite_file(settings.db) is None
+    local = ensure_local(transcripts, settings.db) if first_import or watch or not team else None
+    if first_import and local is not None:
+        with progress_bar() as told:
+            first = import_on_first_run(transcripts, local, told)
         if first is not None:
             click.echo(first.line())
-    background = watchers(transcripts, local) if watch else []
+    # The search indexer beside the app (one per serving process group: with several workers,
+    # this supervising process runs it, as it runs the watcher).
+    background: list[Background] = [Indexer(transcripts)]
+    if watch and local is not None:
+        background += watchers(transcripts, local)
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
     click.echo(f"Foldline on {shown(settings.db)}")
     if host in ("0.0.0.0", "::"):
         click.echo(f"  listening on every network interface: others reach it at this machine's address, port {port}")
-    click.echo(f"  panel  {base}/signin#token={local.token}")
-    click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
+    if local is not None:
+        click.echo(f"  panel  {base}/signin#token={local.token}")
+        click.echo(f"  API    {base}/api  (Authorization: Bearer {local.token})")
+    else:
+        click.echo(f"  panel  {base}/signin  (sign in with an account's token)")
+        click.echo("  no local account in a team's database: make the first one with")
+        click.echo("    foldline account create NAME --json   (its token is shown once)")
     click.echo(f"  spec   {base}/api/openapi.json")
-    click.echo(f"  local workspace {local.workspace_id}")
+    if local is not None:
+        click.echo(f"  local workspace {local.workspace_id}")
     if workers == 1:
         server.run(create_app(transcripts, background), settings, host, port, log_level="info")
         return

@@ -1,4 +1,4 @@
-"""``foldline restamp``: let reads send stored messages as they are stored.
+"""``foldline maintenance restamp``: let reads send stored messages as they are stored.
 
 A read sends a message from its stored JSON when the message carries today's read stamp (it
 passed the checks a read would run, under this registry's metadata schemas). Messages stored
@@ -13,13 +13,20 @@ import click
 from .common import db_option, emit, json_option, service
 
 
-@click.command("restamp")
+@click.group("maintenance")
+def maintenance() -> None:
+    """Occasional jobs on a store; each says when it is needed."""
+
+
+@maintenance.command("restamp")
 @db_option
 @json_option
 def restamp(db: str, as_json: bool) -> None:
-    """Check once each stored message that lacks today's read stamp, and stamp those that pass.
+    """Make reads of older messages fast again: needed after an upgrade, or after a change to
+    the tool registry's metadata schemas (FOLDLINE_REGISTRY).
 
-    Reads then send them as stored instead of checking them part by part. A message that fails
+    Messages stored before then are checked part by part on every read. This checks each of
+    them once and marks those that pass, so reads send them as stored. A message that fails
     today's checks keeps every check on each read. Nothing is rewritten; safe while serving.
     """
     with service(db) as t:

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from ..local_account import ensure_local
-from .common import db_option, emit, json_option, service
+from .common import db_option, emit, existing_service, json_option
 
 Json = dict[str, Any]
 
@@ -53,7 +53,7 @@ def usage_text(found: Json) -> str:
 def usage_command(by: str, workspace: str | None, account_id: str | None, db: str, as_json: bool) -> None:
     """Tokens (input, cache reads and writes, output) and their estimated cost in every
     workspace the account is in, from genai-prices' table."""
-    with service(db) as transcripts:
+    with existing_service(db) as transcripts:
         who = account_id or ensure_local(transcripts, db).account_id
         found = transcripts.usage(who, by, workspace)
     emit(found, as_json, usage_text(found))

@@ -160,16 +160,18 @@ class Events:
             meta["model"] = model
         if count(data, "outputTokens"):
             meta["usage"] = usage_of(0, count(data, "outputTokens"))
-        message, _ = conv.message(f"a:{data.get('messageId') or d.get('id') or self.number}", "assistant", meta)
-        if isinstance(data.get("reasoningText"), str) and data["reasoningText"].strip():
-            message["parts"].append({"type": "reasoning", "text": data["reasoningText"], "state": "done"})
-        if isinstance(data.get("content"), str) and data["content"]:
-            message["parts"].append({"type": "text", "text": data["content"], "state": "done"})
+        message, new = conv.message(f"a:{data.get('messageId') or d.get('id') or self.number}", "assistant", meta)
+        if new:  # a message id written again adds only the calls it did not have
+            if isinstance(data.get("reasoningText"), str) and data["reasoningText"].strip():
+                message["parts"].append({"type": "reasoning", "text": data["reasoningText"], "state": "done"})
+            if isinstance(data.get("content"), str) and data["content"]:
+                message["parts"].append({"type": "text", "text": data["content"], "state": "done"})
         requests = data.get("toolRequests")
         for request in requests if isinstance(requests, list) else []:
             if isinstance(request, dict) and isinstance(request.get("toolCallId"), str):
                 self.call(message, request["toolCallId"], request.get("name"), request.get("arguments"))
-        self.run.append(message)
+        if new:
+            self.run.append(message)
 
     def call(self, message: Json, call_id: str, name: Any, arguments: Any) -> None:
         if call_id in self.calls:

@@ -146,17 +146,45 @@ def image_part(variable: Any) -> Json | None:
     return None
 
 
-def markdown(response: Any) -> str:
-    texts = []
-    for part in response if isinstance(response, list) else []:
-        if not isinstance(part, dict) or part.get("kind") not in (None, "markdownContent"):
+def response_parts(response: Any, registry: Registry) -> list[Json]:
+    """The parts of a ``response[]`` (for a request without rounds): its markdown as text, each
+    ``toolInvocationSerialized`` as a tool part (what the UI said it did; the call's arguments are
+    not kept there), in their order."""
+    parts: list[Json] = []
+    texts: list[str] = []
+    for item in response if isinstance(response, list) else []:
+        if not isinstance(item, dict):
             continue
-        value = part.get("value") if part.get("kind") is None else part.get("content")
-        if isinstance(value, dict):
-            value = value.get("value")
-        if isinstance(value, str):
-            texts.append(value)
-    return "".join(texts)
+        if item.get("kind") in (None, "markdownContent"):
+            value = item.get("value") if item.get("kind") is None else item.get("content")
+            value = value.get("value") if isinstance(value, dict) else value
+            texts += [value] if isinstance(value, str) else []
+        elif item.get("kind") == "toolInvocationSerialized" and isinstance(item.get("toolCallId"), str):
+            flush(texts, parts)
+            parts.append(invocation_part(item, registry))
+    flush(texts, parts)
+    return parts
+
+
+def flush(texts: list[str], parts: list[Json]) -> None:
+    text = "".join(texts)
+    if text.strip():
+        parts.append({"type": "text", "text": text, "state": "done"})
+    texts.clear()
+
+
+def invocation_part(item: Json, registry: Registry) -> Json:
+    said = {key: markdown_value(item.get(key)) for key in ("invocationMessage", "pastTenseMessage")}
+    part = tool_part(registry, str(item.get("toolId") or "unknown"), item["toolCallId"],
+                     {k: v for k, v in said.items() if v is not None})  # fmt: skip
+    if item.get("isComplete"):
+        set_output(part, said["pastTenseMessage"] or "")
+    return part
+
+
+def markdown_value(value: Any) -> str | None:
+    value = value.get("value") if isinstance(value, dict) else value
+    return value if isinstance(value, str) else None
 
 
 def obj(d: Json, key: str) -> Json:
@@ -209,8 +237,7 @@ def answers(conv: Conversation, rid: str, request: Json, meta: Json, registry: R
                 add_round(conv, f"a:{rid}:{found.get('id') or index}", found, meta, results, registry)
         return
     message, _ = conv.message(f"a:{rid}", "assistant", dict(meta))
-    said = markdown(request.get("response"))
-    message["parts"] = [{"type": "text", "text": said, "state": "done"}] if said else []
+    message["parts"] = response_parts(request.get("response"), registry)
 
 
 def add_round(conv: Conversation, key: str, found: Json, meta: Json, results: Json, registry: Registry) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from ..local_account import Local
 from ..service import Transcripts
 from .formats import registered
-from .importer import import_paths
+from .importer import Progress, import_paths
 from .summary import Summary
 
 
@@ -42,11 +42,14 @@ class FirstRun:
         return f"First run: {self.summary.line()} from {where}"
 
 
-def import_on_first_run(transcripts: Transcripts, local: Local) -> FirstRun | None:
-    """Import the local sessions (or the samples) if the local workspace is empty."""
+def import_on_first_run(transcripts: Transcripts, local: Local, progress: Progress | None = None) -> FirstRun | None:
+    """Import the local sessions (or the samples) if the local workspace is empty, telling
+    ``progress`` how far it is."""
     if transcripts.list_agents(local.account_id, local.workspace_id)["agents"]:
         return None
     found = session_dirs()
     sources = found or [samples_dir()]
-    summary = import_paths(transcripts, sources, account_id=local.account_id, workspace_id=local.workspace_id)
+    summary = import_paths(
+        transcripts, sources, account_id=local.account_id, workspace_id=local.workspace_id, progress=progress
+    )
     return FirstRun(summary, sources, samples=not found)

@@ -148,11 +148,11 @@ def file_part(item: Json) -> Json | None:
     return None
 
 
-def response_output(result: Any) -> tuple[Any, bool]:
-    """A tool call's ``result`` (``functionResponse`` parts) as the output the model saw, and
-    whether it is an error."""
+def response_output(result: Any, call_id: str) -> tuple[str, bool, list[Json]]:
+    """A tool call's ``result`` (``functionResponse`` parts): the text the model saw, whether it is
+    an error, and the images it held as ``file`` parts (the text says where each one went)."""
     texts: list[str] = []
-    media: list[Json] = []
+    files: list[Json] = []
     failed = False
     for item in result if isinstance(result, list) else [result]:
         if not isinstance(item, dict):
@@ -160,19 +160,14 @@ def response_output(result: Any) -> tuple[Any, bool]:
         call = item.get("functionResponse")
         response = call.get("response") if isinstance(call, dict) else None
         if isinstance(response, dict):
-            if isinstance(response.get("error"), str):
-                failed = True
-                texts.append(response["error"])
-            elif isinstance(response.get("output"), str):
-                texts.append(response["output"])
-            else:
-                texts.append(str(response))
+            failed = failed or isinstance(response.get("error"), str)
+            said = response.get("error") if isinstance(response.get("error"), str) else response.get("output")
+            texts.append(said if isinstance(said, str) else str(response))
         found = file_part(item)
         if found is not None:
-            media.append({"type": "media", "mediaType": found["mediaType"], "data": found["url"].split(",", 1)[-1]})
-    if media:
-        return [*({"type": "text", "text": t} for t in texts), *media], failed
-    return "\n".join(texts), failed
+            files.append({**found, "providerMetadata": {"foldline": {"toolCallId": call_id}}})
+            texts.append(f"[image {len(files)}: {found['mediaType']}, shown below]")
+    return "\n".join(texts), failed, files
 
 
 def gemini_usage(tokens: Any) -> Json | None:
@@ -246,20 +241,22 @@ def model_message(conv: Conversation, key: str, meta: Json, m: Json, registry: R
     calls = m.get("toolCalls")
     for call in calls if isinstance(calls, list) else []:
         if isinstance(call, dict):
-            message["parts"].append(call_part(call, registry))
+            message["parts"] += call_parts(call, registry)
 
 
-def call_part(call: Json, registry: Registry) -> Json:
+def call_parts(call: Json, registry: Registry) -> list[Json]:
+    """A tool call's part, then the images its result held."""
     call_id = str(call.get("id") or f"{call.get('name')}-{call.get('timestamp')}")
     part = tool_part(registry, str(call.get("name") or "unknown"), call_id, call.get("args") or {})
+    files: list[Json] = []
     if call.get("result") is not None:
-        output, failed = response_output(call["result"])
+        output, failed, files = response_output(call["result"], call_id)
         set_output(part, output, error=failed or call.get("status") in FAILED)
     elif call.get("status") in FAILED:
         set_output(part, str(call.get("resultDisplay") or call["status"]), error=True)
     if isinstance(call.get("agentId"), str) and call["agentId"]:  # the subagent this call ran
         part["toolMetadata"] = {"geminiCli": {"agentId": call["agentId"]}}
-    return part
+    return [part, *files]
 
 
 def history(conv: Conversation, contents: list[Json], registry: Registry) -> str | None:
@@ -303,7 +300,7 @@ def pair_response(open_calls: list[Json], response: Json) -> None:
     if match is None:
         return
     open_calls.remove(match)
-    output, failed = response_output([{"functionResponse": response}])
+    output, failed, _ = response_output([{"functionResponse": response}], match["toolCallId"])
     set_output(match, output, error=failed)
 
 
@@ -354,6 +351,8 @@ def head_meta(head: Head) -> Json:
 
 
 def groups(head: Head, finding: Finding) -> None:
+    if head.path.suffix == ".json" and head.path.with_suffix(".jsonl").is_file():
+        return  # a resumed session: Gemini CLI carried it on in the .jsonl beside it, which is read
     meta = head_meta(head)
     session_id = meta.get("sessionId")
     if not isinstance(session_id, str) or not session_id:  # an API history has no id: its path is its id

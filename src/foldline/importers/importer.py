@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import FoldlineError
@@ -15,8 +16,22 @@ from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
 
 NO_CONVERSATION = "holds no conversation yet"  # a session file with no message in it: no agent is made
-# Told (bytes done, bytes in all, the file at hand) as the import goes.
-Progress = Callable[[int, int, str], None]
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """How far an import is: told before each session (``path`` its main file) and at the end
+    (``path`` empty)."""
+
+    sessions: int  # sessions done
+    all_sessions: int
+    files: int  # their files
+    all_files: int
+    bytes: int  # their bytes
+    all_bytes: int
+    path: str
+
+
+Progress = Callable[[Step], None]
 
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
@@ -82,15 +97,18 @@ def import_paths(
     groups, skipped = find_groups(paths)
     summary = Summary(skipped=list(skipped))
     writer = Writer(transcripts, account_id, workspace_id)
-    total = sum(size(g) for g in groups)
-    done = 0
-    for group in ordered(groups):
+    sizes = {id(g): size(g) for g in groups}
+    files = sum(len(g.files) for g in groups)
+    total = sum(sizes.values())
+    done = done_files = 0
+    for n, group in enumerate(ordered(groups)):
         if progress:
-            progress(done, total, str(group.main))
+            progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
         summary.add(import_group(writer, group))
-        done += size(group)
+        done += sizes[id(group)]
+        done_files += len(group.files)
     if progress:
-        progress(total, total, "")
+        progress(Step(len(groups), len(groups), files, files, total, total, ""))
     return summary
 
 

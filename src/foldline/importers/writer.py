@@ -32,6 +32,10 @@ from .summary import Summary
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.
 IMPORTER_VERSION = 4
+# A session's new messages go to the write door in batches of one transaction each
+# (``Transcripts.put_messages``): at most this many messages, or this many bytes of their JSON.
+BATCH_MESSAGES = 500
+BATCH_BYTES = 4 * 2**20
 
 
 def agent_id(workspace_id: str, key: str) -> str:
@@ -68,8 +72,10 @@ def decode_state(raw: str | None) -> Json:
     return state if isinstance(state, dict) else {}
 
 
-def digest(message: Json) -> str:
-    return hashlib.blake2b(orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=8).hexdigest()
+def marked(message: Json) -> tuple[str, int]:
+    """A message's short hash, and the size of its JSON."""
+    text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    return hashlib.blake2b(text, digest_size=8).hexdigest(), len(text)
 
 
 class Writer:
@@ -113,14 +119,18 @@ class Writer:
 
     def put_all(self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary) -> None:
         before = None if call is None else self.dates(agent, call)
+        batch: list[tuple[Json, str]] = []
+        size = 0
         for message in conv.messages:
-            mark = digest(message)
+            mark, length = marked(message)
             if seen.get(message["id"]) == mark:
                 continue
-            self.t.put_message(self.account, agent, message["id"], message, call=call)
-            seen[message["id"]] = mark
-            done.messages += 1
-            done.parts += len(message["parts"])
+            if batch and (len(batch) >= BATCH_MESSAGES or size + length > BATCH_BYTES):
+                self.put_batch(agent, call, batch, seen, done)
+                batch, size = [], 0
+            batch.append((message, mark))
+            size += length
+        self.put_batch(agent, call, batch, seen, done)
         if call is None or not conv.messages:
             return
         found = self.t.find_agent(self.account, agent, call)
@@ -131,6 +141,18 @@ class Writer:
             self.t.rename_agent(self.account, agent, title, call=call)
         if conv.first_at and conv.last_at:
             self.date(agent, conv.first_at, conv.last_at, call, found, before)
+
+    def put_batch(
+        self, agent: str, call: str | None, batch: list[tuple[Json, str]], seen: dict[str, str], done: Summary
+    ) -> None:
+        """Write some messages of a conversation in one transaction; each is then known by its hash."""
+        if not batch:
+            return
+        self.t.put_messages(self.account, agent, [(m["id"], m) for m, _ in batch], call=call)
+        for message, mark in batch:
+            seen[message["id"]] = mark
+            done.messages += 1
+            done.parts += len(message["parts"])
 
     def dates(self, agent: str, call: str | None = None) -> tuple[str, str] | None:
         """A conversation's (created_at, updated_at) before this import writes to it, if it holds

@@ -18,7 +18,7 @@ from ..message import NOT_IN_NAMES, canonical
 from ..pagecache import PageCache
 from ..registry import Registry
 from ..settings import Settings
-from ..store import Conversation, SeqChecks, Store, open_store
+from ..store import EVERYONE, Conversation, SeqChecks, Store, open_store
 from .stored import read_stamp
 from .tokens import TokenCache
 
@@ -69,8 +69,18 @@ class Core:
         return self._store.seq_checks(self.settings.db_threads) if self.settings.page_cache_mb > 0 else None
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
-        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function."""
-        return self._store.listen(callback)
+        """Call ``callback(conversation_id)`` on other processes' writes; returns a stop function.
+
+        A notice that access changed somewhere (``EVERYONE``: a token revoked, a member removed,
+        in another process) first makes this process forget the tokens it remembers, so the
+        streams it then wakes ask the database whether their token still signs in."""
+
+        def told(conversation_id: str) -> None:
+            if conversation_id == EVERYONE:
+                self._tokens.clear()
+            callback(conversation_id)
+
+        return self._store.listen(told)
 
     def _changed(self, conversation_id: str) -> None:
         for listener in self.listeners:

@@ -1,8 +1,10 @@
-"""Maintenance: stamping stored messages so their reads send them as stored (``foldline restamp``)."""
+"""Maintenance: stamping stored messages so their reads send them as stored (``foldline maintenance
+restamp``), and the search index built after the writes (:mod:`foldline.indexer`, ``foldline status``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from .core import Core
 from .stored import passes_read_checks, whole_or_none
@@ -31,3 +33,20 @@ class Maintenance(Core):
             after = (batch[-1][0].id, batch[-1][1])
             progress(stamped, kept)
         return stamped, kept
+
+    # -- the search index, built after the writes ----------------------------------------
+
+    def index_pending(self) -> int:
+        """Give one batch of pending chunks to the engine's search index (the indexer's step, a
+        short transaction of its own); the chunks indexed (0: nothing was pending)."""
+        if not self._store.has_pending():  # a read: an idle indexer takes no write lock
+            return 0
+        return self._store.index_pending()[0]
+
+    def backlog(self, account: str | None = None) -> dict[str, Any]:
+        """What the search index has not reached yet: every chunk (``account`` None, for the
+        operator's ``foldline status``) or those of the transcripts ``account`` may read."""
+        found = self._store.backlog(account)
+        age = found.oldest_seconds
+        return {"pending_chunks": found.chunks, "pending_code_points": found.chars,
+                "oldest_pending_seconds": None if age is None else round(age, 1)}  # fmt: skip

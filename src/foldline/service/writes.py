@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -12,7 +13,7 @@ from ..cut import candidate, cut_text
 from ..errors import Conflict, NotFound
 from ..message import check_message, set_unknown_outcome, tool_name
 from ..search.fields import searchable
-from ..store import AgentFacts, Conversation, StaleWrite, StoredPart
+from ..store import AgentFacts, Conversation, MessageWrite, StaleWrite, StoredPart
 from ..store.chunks import FieldText
 from ..usage import NAME_MAX, message_usage, parse_usage
 from .core import Core, Json, canonical_uuid, is_call
@@ -27,15 +28,29 @@ class Writes(Core):
         """The write door: validate ``body`` fully and create or replace the message (owner only); a
         subagent's conversation is made by its first write.
         """
-        message_id = canonical_uuid(message_id)
+        return self.put_messages(account, agent_id, [(message_id, body)], call)[0]
+
+    def put_messages(
+        self, account: str, agent_id: str, bodies: Sequence[tuple[str, Any]], call: str | None = None
+    ) -> list[Json]:
+        """The write door for many messages of one conversation (an import's batch): each
+        ``(message_id, body)`` validated as :meth:`put_message` validates it, then all written in
+        one transaction, in order (each its own seq), or none if one is refused. The access is
+        checked once."""
+        ids = [canonical_uuid(message_id) for message_id, _ in bodies]
         parent = self._owned(account, agent_id)
         if call is not None and not is_call(call):
             raise NotFound()
-        message = check_message(body, self.registry, message_id)
-        parse_usage(message.get("metadata"))  # a usage report of another shape is refused (422)
+        messages = []
+        for message_id, (_, body) in zip(ids, bodies, strict=True):
+            message = check_message(body, self.registry, message_id)
+            parse_usage(message.get("metadata"))  # a usage report of another shape is refused (422)
+            messages.append(message)
         # A subagent's conversation is made by its first write, and only once that write passed.
         conv = parent if call is None else self._subagent(account, parent, call)
-        return self._write(conv, message)
+        done = self._store.put_messages(conv, [self._message_write(m, self.read_stamp) for m in messages])
+        self._changed(conv.id)
+        return [{"id": m["id"], "seq": seq, "created": new} for m, (seq, new) in zip(messages, done, strict=True)]
 
     def _subagent(self, account: str, parent: Conversation, call: str) -> Conversation:
         found = self._store.visible_conversation(account, parent.id, call)
@@ -48,16 +63,20 @@ class Writes(Core):
     def _write(self, conv: Conversation, message: Json, expect_seq: int | None = None, checked: bool = True) -> Json:
         """Store a message. ``checked``: it passed the write door (or is valid by construction),
         so it is stamped with :attr:`read_stamp` and later reads send its stored text as it is."""
-        head = {k: v for k, v in message.items() if k != "parts"}
-        stored = [self._stored_part(i, p) for i, p in enumerate(message["parts"])]
-        stamp = self.read_stamp if checked else None
-        meta = message.get("metadata")
-        seq, created = self._store.put_message(
-            conv, message["id"], message["role"], orjson.dumps(head).decode(), stored, expect_seq, stamp,
-            usage=message_usage(meta), facts=agent_facts(message["role"], meta),
-        )  # fmt: skip
+        write = self._message_write(message, self.read_stamp if checked else None)
+        ((seq, created),) = self._store.put_messages(conv, [write], expect_seq)
         self._changed(conv.id)
         return {"id": message["id"], "seq": seq, "created": created}
+
+    def _message_write(self, message: Json, stamp: str | None) -> MessageWrite:
+        """A valid message as the store writes it: its head, its parts with their cuts and texts."""
+        head = {k: v for k, v in message.items() if k != "parts"}
+        stored = tuple(self._stored_part(i, p) for i, p in enumerate(message["parts"]))
+        meta = message.get("metadata")
+        return MessageWrite(
+            message["id"], message["role"], orjson.dumps(head).decode(), stored, stamp,
+            message_usage(meta), agent_facts(message["role"], meta),
+        )  # fmt: skip
 
     def _stored_part(self, index: int, part: Json) -> StoredPart:
         """A part to store, with its cut if it has a field over the bound (of any tool: whether

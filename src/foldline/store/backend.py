@@ -18,8 +18,9 @@ from .rows import Matched, SeqChecks
 
 class Backend(Protocol):
     """The hooks a backend implements. :class:`~foldline.store.core.Hooks` gives each a default
-    but four, which every backend must provide: :meth:`dialect_insert`, :meth:`prepare_text_index`,
-    :meth:`text_match` and :meth:`holds`. The rest a backend overrides where its engine differs.
+    but six, which every backend must provide: :meth:`dialect_insert`, :meth:`prepare_text_index`,
+    :meth:`index_later`, :meth:`index_batch`, :meth:`text_match` and :meth:`holds`. The rest a
+    backend overrides where its engine differs.
 
     A backend may also replace a hot path of :class:`~foldline.store.Store` outright
     (``read_page``, ``part_body``: SQLite streams a part from its BLOB, PostgreSQL reads a page in
@@ -115,12 +116,22 @@ class Backend(Protocol):
         """Compress the chunk rows written from now on as the engine does it best (migration 8)."""
         ...
 
-    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Add a message's (new) chunk rows to an index that is not kept by itself."""
+    def index_later(self, conn: Connection) -> None:
+        """Let the engine's index be built after each write's commit (migration 9): a partial
+        index over the pending chunks' ids, and what the engine needs besides (required)."""
         ...
 
-    def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Take a message's chunk rows out of such an index, before they are deleted."""
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        """Before a message's chunk rows are deleted in a write, keep what the engine's index
+        needs to forget the indexed ones later (SQLite: their text; no trigram work)."""
+        ...
+
+    def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
+        """Add at most ``size`` pending chunks to the engine's index, oldest first, and mark them
+        indexed, in ``conn``'s write transaction (first forgetting what :meth:`forget_texts` kept);
+        where the batch holds every writer back (SQLite), about ``chars`` code points at most;
+        returns the chunks indexed and their code points. Safe with several indexers on one store
+        (required)."""
         ...
 
     def storable_text(self, text: str) -> str:

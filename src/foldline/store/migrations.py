@@ -283,3 +283,16 @@ def chunks_lz4_v8(conn: Connection, backend: Backend) -> None:
     write's cost of the chunk rows, measured in ``docs/benchmarks.md``); the rows already stored
     keep pglz, which PostgreSQL reads as before, so nothing is rewritten. SQLite: nothing."""
     backend.compress_text_chunks(conn)
+
+
+# -- 9: chunks indexed after the write's commit (part_text.pending, the pending ids) ------------
+
+
+def index_later_v9(conn: Connection, backend: Backend) -> None:
+    """``part_text.pending``: false for every chunk stored before (each was indexed in its
+    write), true for a chunk written since until the indexer has added it to the engine's index;
+    and what the backend needs to build its index after the commit (:meth:`Backend.index_later`:
+    the pending ids' partial index, SQLite's queue of rows to forget, PostgreSQL's GIN index made
+    partial, over the indexed chunks only)."""
+    conn.exec_driver_sql("ALTER TABLE part_text ADD COLUMN pending BOOLEAN NOT NULL DEFAULT FALSE")
+    backend.index_later(conn)

@@ -42,6 +42,7 @@ from .core import Prepared
 from .errors import StoreError
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
+from .search import merged
 from .store import Store
 from .terms import like_pattern
 from .url import shown
@@ -93,6 +94,13 @@ def need_pg_trgm(url: str) -> StoreError:
 
 
 CHANNEL = "foldline_changes"
+# The indexer's batch: the oldest pending chunks no other indexer holds, marked indexed (which
+# adds them to the partial GIN index), in the caller's short transaction.
+INDEX_PENDING = text(
+    "UPDATE part_text SET pending = false FROM"
+    " (SELECT id FROM part_text WHERE pending ORDER BY id LIMIT :n FOR UPDATE SKIP LOCKED) AS batch"
+    " WHERE part_text.id = batch.id RETURNING part_text.owned"
+)
 # Chunks a search reads straight first (a common word fills its page there); more it reads
 # straight when those held the words at all; seconds it then gives the trigram index at most.
 NEWEST, WALK_COMMON, INDEX_SHARE = 32, 2048, 0.25
@@ -276,6 +284,20 @@ class PostgresStore(Store):
         # PostgreSQL itself from then on, in each write's transaction.
         conn.exec_driver_sql("CREATE INDEX part_text_trgm ON part_text USING gin (text gin_trgm_ops)")
 
+    def index_later(self, conn: Connection) -> None:
+        # The GIN index made anew over the indexed chunks only: a chunk written pending costs
+        # no trigram work in its write; the indexer's update that marks it indexed adds it.
+        log.info("search index: made partial (the chunks the indexer has reached); this reads every chunk")
+        conn.exec_driver_sql("DROP INDEX IF EXISTS part_text_trgm")
+        conn.exec_driver_sql("CREATE INDEX part_text_trgm ON part_text USING gin (text gin_trgm_ops) WHERE NOT pending")
+        conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending")
+
+    def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
+        # SKIP LOCKED: each indexer takes the oldest pending chunks no other one holds. A batch
+        # locks only its rows (a writer replacing one of their messages waits for it): ``size`` alone bounds it.
+        rows = conn.execute(INDEX_PENDING, {"n": size}).all()
+        return len(rows), sum(int(r.owned) for r in rows)
+
     def compress_text_chunks(self, conn: Connection) -> None:
         # The index's own cost (pg_trgm's trigrams of every chunk) cannot be cut here; the chunk
         # rows' can: pglz compressing 32 K code points a row is most of what they add to a write,
@@ -321,33 +343,37 @@ class PostgresStore(Store):
         share = INDEX_SHARE if deadline is None else min(INDEX_SHARE, (deadline - time.monotonic()) / 2)
         if share <= 0:  # out of time already: answer with what the newest chunks gave
             return found
+        want = limit - len(found.ids)
+        backlog = self.walk(conn, terms, visible, found.stopped, want, deadline, pending=True)
+        if deadline is not None:
+            share = min(share, (deadline - time.monotonic()) / 2)
         try:
             with conn.begin_nested():
                 conn.exec_driver_sql(f"SET LOCAL statement_timeout = {max(1, int(share * 1000))}")
-                found.ids += self._indexed(conn, terms, visible, found.stopped, limit - len(found.ids))
+                indexed = self._indexed(conn, terms, visible, found.stopped, want, backlog.stopped)
                 conn.exec_driver_sql("SET LOCAL statement_timeout TO DEFAULT")  # a savepoint released keeps it
-                found.stopped = None
-                return found
+                return _then(found, merged(indexed, backlog, want))
         except DBAPIError as exc:
             if not isinstance(exc.orig, psycopg.errors.QueryCanceled):
                 raise
         log.debug("search: the trigram index ran out of its time; walking the chunks newest first")
         return _then(found, self.walk(conn, terms, visible, found.stopped, limit - len(found.ids), deadline))
 
-    def _indexed(self, conn: Connection, terms: Sequence[str], visible: Any, upto: int, limit: int) -> list[int]:
-        """The newest ``limit`` matching chunk ids at most ``upto``, by the trigram index alone."""
+    def _indexed(
+        self, conn: Connection, terms: Sequence[str], visible: Any, upto: int, limit: int, above: int | None
+    ) -> list[int]:
+        """The newest ``limit`` matching chunk ids at most ``upto`` (and over ``above``), by the
+        trigram index alone: the indexed chunks (the pending ones are walked)."""
         t = part_text.c
         conn.exec_driver_sql("SET LOCAL enable_seqscan = off")
-        matched = [self.holds(t.text, term) for term in terms]
+        matched = [~t.pending, *(self.holds(t.text, term) for term in terms)]
         # The bound on ids stays outside: inside, it would offer the planner the primary key,
         # whose backward walk reading every chunk it then prefers to the trigram index.
         hits = select(t.id, t.conversation_id).where(*matched).cte("hits").prefix_with("MATERIALIZED")
-        rest = (
-            select(hits.c.id)
-            .where(hits.c.id <= upto, hits.c.conversation_id.in_(visible.scalar_subquery()))
-            .order_by(hits.c.id.desc())
-            .limit(limit)
-        )
+        rest = select(hits.c.id).where(hits.c.id <= upto, hits.c.conversation_id.in_(visible.scalar_subquery()))
+        if above is not None:
+            rest = rest.where(hits.c.id > above)
+        rest = rest.order_by(hits.c.id.desc()).limit(limit)
         return list(conn.execute(rest).scalars())
 
     def plan_search(self, conn: Connection) -> None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from ..usage import MessageUsage
 from .chunks import FieldText
 
 EVERYONE = "*"  # announced instead of a conversation id when access changed: every follower checks again
@@ -47,6 +48,21 @@ class StoredPart:
     cut_body: str | None = None
     cut_ref: str | None = None
     texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
+
+
+@dataclass(frozen=True, slots=True)
+class MessageWrite:
+    """One message to create or replace (:meth:`~foldline.store.Store.put_messages`): its head
+    (the JSON text of all but its parts), its parts, the read stamp the caller vouches for, its
+    usage and what it says of where its agent ran."""
+
+    id: str
+    role: str
+    head: str
+    parts: tuple[StoredPart, ...]
+    checked: str | None = None
+    usage: MessageUsage | None = None
+    facts: AgentFacts | None = None
 
 
 TOTALS = ("messages", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost", "unpriced")
@@ -213,6 +229,16 @@ class Matched:
 
     ids: list[int] = field(default_factory=list)
     stopped: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Backlog:
+    """The chunks written but not yet in the engine's index: how many, their code points, and
+    how long ago the oldest one's message was written (``None``: none is pending)."""
+
+    chunks: int
+    chars: int
+    oldest_seconds: float | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from .migrations import (
     chunks_lz4_v8,
     create_v1,
     create_v2,
+    index_later_v9,
     text_index_v6,
     tokens_v3,
 )
@@ -176,7 +177,9 @@ imports = Table(
 # cursor stays valid. `start` is the chunk's code-point offset in the field, `length` the
 # field's, `owned` the code points the chunk owns (its `text` runs on into the next chunk),
 # `shown` the head and tail length when the field is stored cut. The engine's index over `text`
-# is the backend's: an FTS5 trigram table on SQLite, a pg_trgm GIN index on PostgreSQL.
+# is the backend's: an FTS5 trigram table on SQLite, a pg_trgm GIN index on PostgreSQL. A chunk
+# is written `pending` and the indexer (`store/index.py`) adds it to that index
+# after the write's commit; a search reads the pending chunks directly (since migration 9).
 part_text = Table(
     "part_text",
     metadata,
@@ -190,6 +193,7 @@ part_text = Table(
     Column("owned", Integer, nullable=False),
     Column("shown", Integer),
     Column("text", Text, nullable=False),
+    Column("pending", Boolean, nullable=False),
     Index("part_text_by_part", "conversation_id", "message_id", "idx", "field", "start", unique=True),
     sqlite_autoincrement=True,
 )
@@ -221,4 +225,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (6, "the text index keeps rows, not positions (SQLite FTS5 detail='none')", text_index_v6),
     (7, "the agents list's facts and totals, per-message usage, usage_totals", agents_v7),
     (8, "the chunks' text compressed with lz4 (PostgreSQL)", chunks_lz4_v8),
+    (9, "chunks indexed after the write's commit: part_text.indexed, pending ids", index_later_v9),
 ]

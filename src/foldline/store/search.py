@@ -12,6 +12,8 @@ from sqlalchemy import (
     FromClause,
     Select,
     and_,
+    case,
+    false,
     func,
     or_,
     select,
@@ -56,21 +58,37 @@ class Search(Hooks):
         limit: int,
         deadline: float | None,
         most: int | None = None,
+        pending: bool = False,
     ) -> Matched:
-        """Read the visible chunks newest first (at most ``upto``, at most ``most`` of them),
-        checking each for every term, until ``limit`` are found, the chunks end, or
-        ``deadline`` passes; each step reads as many as the last step's pace says fit in the
-        time left. Costs what it reads, whatever the words: the path for words the index
-        cannot narrow (common ones, or too short to have trigrams)."""
+        """Read the visible chunks newest first (at most ``upto``, at most ``most`` of them;
+        ``pending``: only those the engine's index has not reached), checking each for every
+        term, until ``limit`` are found, the chunks end, or ``deadline`` passes; each step reads
+        as many as the last step's pace says fit in the time left. Costs what it reads, whatever
+        the words: the path for words the index cannot narrow (common ones, or too short to have
+        trigrams), and for the chunks it does not hold yet."""
         t = part_text.c
         found = Matched()
+        if pending:  # the newest pending chunk, by its partial index: none is the common case
+            newest = select(func.max(t.id)).where(t.pending)
+            upto = conn.execute(newest if upto is None else newest.where(t.id <= upto)).scalar()
+            if upto is None:
+                return found
         size, read = min(WALK_FIRST, most or WALK_FIRST), 0
         while True:
-            scope: list[ColumnElement[bool]] = [t.conversation_id.in_(visible.scalar_subquery())]
+            # Pending chunks are read by their partial index, newest first, and only the visible
+            # ones checked (by conversation, a planner would read every chunk of each and sort).
+            scope: list[ColumnElement[bool]] = (
+                [t.pending] if pending else [t.conversation_id.in_(visible.scalar_subquery())]
+            )
             if upto is not None:
                 scope.append(t.id <= upto)
-            window = select(t.id, t.text).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
-            held = and_(*(self.holds(window.c.text, term) for term in terms)).label("held")
+            window = (
+                select(t.id, t.conversation_id, t.text).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
+            )
+            held: Any = and_(*(self.holds(window.c.text, term) for term in terms))
+            if pending:
+                held = case((window.c.conversation_id.in_(visible.scalar_subquery()), held), else_=false())
+            held = held.label("held")
             started = time.monotonic()
             rows = conn.execute(select(window.c.id, held).order_by(window.c.id.desc())).all()
             found.ids += [row.id for row in rows if row.held]
@@ -110,23 +128,36 @@ class Search(Hooks):
             visible = visible.where(or_(conv.c.id == agent_id, conv.c.parent_id == agent_id))
         with self.read() as conn:
             first = self.matching_ids(conn, terms, visible, upto, limit, deadline)
-            if first is None:  # the engine's one query
+            if first is None:  # the engine's one query over the indexed chunks, with the pending ones
+                backlog = self.walk(conn, terms, visible, upto, limit, deadline, pending=True)
                 source, chunk_id, matched = self.text_match(terms)
                 query = _hit_rows(part_text.c, source, chunk_id, account_id, workspace_id, agent_id).where(*matched)
                 if upto is not None:
                     query = query.where(chunk_id <= upto)
+                if backlog.stopped is not None:  # below it the backlog is not read: nor is the index
+                    query = query.where(chunk_id > backlog.stopped)
                 query = query.order_by(chunk_id.desc()).limit(limit)
                 self.plan_search(conn)
-            elif not first.ids:
+                rows = [TextRow(**row._asdict()) for row in conn.execute(query)]
+                if backlog.ids:
+                    rows = sorted(rows + self._hits(conn, backlog.ids, account_id, workspace_id, agent_id),
+                                  key=lambda row: row.id, reverse=True)[:limit]  # fmt: skip
+                return Found(rows, backlog.stopped if len(rows) < limit else None)
+            if not first.ids:
                 return Found([], first.stopped)
-            else:  # found by the engine's own path: these rows only, their text not tested again
-                # The LIMIT keeps the chunks a subquery read first (by key), not a filter on every
-                # chunk of every part the caller may read, which is where a planner starts from.
-                chosen = select(part_text).where(part_text.c.id.in_(first.ids)).limit(len(first.ids)).subquery("t")
-                query = _hit_rows(chosen.c, chosen, chosen.c.id, account_id, workspace_id, agent_id)
-                query = query.order_by(chosen.c.id.desc())
-            rows = [TextRow(**row._asdict()) for row in conn.execute(query)]
-            return Found(rows, None if first is None else first.stopped)
+            # Found by the engine's own path: these rows only, their text not tested again.
+            return Found(self._hits(conn, first.ids, account_id, workspace_id, agent_id), first.stopped)
+
+    @staticmethod
+    def _hits(
+        conn: Connection, ids: Sequence[int], account_id: str, workspace_id: str | None, agent_id: str | None
+    ) -> list[TextRow]:
+        """The hit rows of the chunks ``ids``, newest first."""
+        # The LIMIT keeps the chunks a subquery read first (by key), not a filter on every
+        # chunk of every part the caller may read, which is where a planner starts from.
+        chosen = select(part_text).where(part_text.c.id.in_(ids)).limit(len(ids)).subquery("t")
+        query = _hit_rows(chosen.c, chosen, chosen.c.id, account_id, workspace_id, agent_id)
+        return [TextRow(**row._asdict()) for row in conn.execute(query.order_by(chosen.c.id.desc()))]
 
     # -- slices --------------------------------------------------------------------------
 
@@ -167,6 +198,17 @@ class Search(Hooks):
             ).all()
         text = "".join(r.text[: r.owned] for r in rows)
         return Slice(found.tool, length, first, text)
+
+
+def merged(indexed: Sequence[int], backlog: Matched, limit: int) -> Matched:
+    """The newest ``limit`` of the chunk ids an index found and of those a walk of the backlog
+    found; a walk that stopped early keeps only what is above where it stopped, and says so
+    unless the page is full without what it did not read."""
+    ids = sorted({*indexed, *backlog.ids}, reverse=True)
+    if backlog.stopped is not None:
+        ids = [i for i in ids if i > backlog.stopped]
+    ids = ids[:limit]
+    return Matched(ids, backlog.stopped if len(ids) < limit else None)
 
 
 def _next_size(size: int, spent: float, deadline: float | None, left: int | None) -> int:

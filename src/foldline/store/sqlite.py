@@ -47,8 +47,30 @@ INDEX_RANGE = text(
     "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
     " WHERE id > :after AND id <= :upto"
 )
+# The indexer's statements (``index_batch``): a batch is the oldest pending chunks, whose ids
+# span [lo, hi] (every pending chunk in it, the write lock held); the rows a write replaced go
+# first, each given to FTS5's 'delete' with the text it was indexed with.
+PENDING_FIRST = text("SELECT id, owned FROM part_text WHERE pending = 1 ORDER BY id LIMIT :n")
+INDEX_PENDING = text(
+    "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
+    " WHERE pending = 1 AND id BETWEEN :lo AND :hi"
+)
+MARK_INDEXED = text("UPDATE part_text SET pending = 0 WHERE pending = 1 AND id BETWEEN :lo AND :hi")
+FORGET = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
+    " WHERE conversation_id = :conv AND message_id = :message AND pending = 0"
+)
+UNINDEX = text(
+    "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
+    " SELECT 'delete', id, foldline_fts_text(text) FROM part_text_unindex WHERE id <= :upto"
+)
+GONE_FIRST = text("SELECT id, length(text) AS owned FROM part_text_unindex ORDER BY id LIMIT :n")
+UNQUEUE = text("DELETE FROM part_text_unindex WHERE id <= :upto")
 BUSY_SECONDS = 30.0  # how long a connection waits on another one's lock, unless told (``wait``)
 REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
+# Another process's commits are told at most once per this many milliseconds: an import commits
+# many times a second, and each notice makes the server look at every followed conversation.
+LOOK_MS = 100
 
 
 class SQLiteStore(Store):
@@ -140,25 +162,37 @@ class SQLiteStore(Store):
             conn.execute(INDEX_RANGE, {"after": after, "upto": after + REINDEX_BATCH})
             log.info("search index: %d of %d chunk rows", min(after + REINDEX_BATCH, last), last)
 
-    def index_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        conn.execute(
-            text(
-                "INSERT INTO part_text_fts(rowid, text) SELECT id, foldline_fts_text(text) FROM part_text"
-                " WHERE conversation_id = :conv AND message_id = :message"
-            ),
-            {"conv": conversation_id, "message": message_id},
-        )
+    def index_later(self, conn: Connection) -> None:
+        conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending = 1")
+        conn.exec_driver_sql("CREATE TABLE part_text_unindex (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
 
-    def unindex_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        # An external-content table forgets a row only when told its old text.
-        conn.execute(
-            text(
-                "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
-                " SELECT 'delete', id, foldline_fts_text(text) FROM part_text"
-                " WHERE conversation_id = :conv AND message_id = :message"
-            ),
-            {"conv": conversation_id, "message": message_id},
-        )
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+        # An external-content table forgets a row only when told its old text: the indexed
+        # rows' text is kept for the indexer (a copy, no trigram work). Until then the index's
+        # hit on a row that is gone finds no chunk to join: ids never return (AUTOINCREMENT).
+        conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+
+    def has_pending(self) -> bool:
+        # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
+        if super().has_pending():
+            return True
+        with self.read() as conn:
+            return conn.execute(text("SELECT 1 FROM part_text_unindex LIMIT 1")).first() is not None
+
+    def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
+        # One indexer at a time per file: the write lock (BEGIN IMMEDIATE) is held from the
+        # start, so every other writer waits for the batch: it is cut to about ``chars``.
+        gone = _first(conn.execute(GONE_FIRST, {"n": size}).all(), chars)
+        if gone:
+            conn.execute(UNINDEX, {"upto": gone[-1].id})
+            conn.execute(UNQUEUE, {"upto": gone[-1].id})
+        batch = _first(conn.execute(PENDING_FIRST, {"n": size}).all(), chars)
+        if not batch:
+            return 0, 0
+        span = {"lo": batch[0].id, "hi": batch[-1].id}
+        conn.execute(INDEX_PENDING, span)
+        conn.execute(MARK_INDEXED, span)
+        return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
         return func.foldline_contains(text, term) == 1
@@ -188,6 +222,16 @@ class SQLiteStore(Store):
 BLOB_CHUNK = 1 << 20
 
 
+def _first(rows: Sequence[Any], chars: int) -> Sequence[Any]:
+    """The first ``rows`` (by id) whose ``owned`` code points add up to ``chars``, at least one."""
+    total = 0
+    for n, row in enumerate(rows):
+        total += int(row.owned or 0)
+        if total >= chars:
+            return rows[: n + 1]
+    return rows
+
+
 def _read_blob(blob: Any) -> Iterator[bytes]:
     while chunk := blob.read(BLOB_CHUNK):
         yield chunk
@@ -201,7 +245,7 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
 
     try:
         watching = watchfiles.watch(
-            database.parent, watch_filter=ours, stop_event=stop, debounce=10, step=10, recursive=False
+            database.parent, watch_filter=ours, stop_event=stop, debounce=LOOK_MS, step=LOOK_MS, recursive=False
         )
         for _ in watching:
             callback(SOMETHING)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from sqlalchemy import (
@@ -15,13 +15,14 @@ from sqlalchemy import (
 )
 
 from ..usage import MessageUsage
-from .chunks import FieldText, chunk_rows
+from .chunks import chunk_rows
 from .core import Hooks
 from .errors import StaleWrite
 from .rows import (
     TOTALS,
     AgentFacts,
     Conversation,
+    MessageWrite,
     StoredPart,
     now,
 )
@@ -34,6 +35,9 @@ from .schema import (
     usage_totals,
 )
 
+Row = dict[str, Any]
+Written = tuple[str, int, int, Sequence[StoredPart]]  # a message written: its id, position, seq and parts
+IN_BATCH = 500  # ids per IN (...) list: well within every engine's bound on parameters
 USAGE_COLUMNS = ("model", "day", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
 
 
@@ -131,87 +135,139 @@ class Writes(Hooks):
         agent itself (not a subagent's) say where it ran: each one given replaces the one kept,
         but the source, which the first message to say it decides.
         """
-        stamp = now()
-        m = messages.c
-        with self.write() as conn:
-            seq = self._next_seq(conn, conv, stamp)
-            # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
-            found = conn.execute(
-                select(
-                    m.position, m.seq, m.model, m.day, m.input_tokens, m.output_tokens, m.cache_read_tokens,
-                    m.cache_write_tokens, m.cost,
-                ).where(m.conversation_id == conv.id, m.id == message_id)
-            ).first()
-            if expect_seq is not None and (found is None or found.seq != expect_seq):
-                raise StaleWrite(message_id)
-            position = seq if found is None else found.position
-            values = {
-                "conversation_id": conv.id, "id": message_id, "owner_id": conv.owner_id, "position": position,
-                "seq": seq, "role": role, "head": head, "created_at": stamp, "updated_at": stamp, "checked": checked,
-                **usage_columns(usage),
-            }  # fmt: skip
-            changed = ["seq", "role", "head", "updated_at", "checked", *USAGE_COLUMNS]
-            self.upsert_in(conn, messages, values, ["conversation_id", "id"], changed)
-            self._count(conn, conv, found, usage, facts)
-            self._replace_parts(conn, conv.id, message_id, position, seq, stored)
-            self.replace_texts(conn, conv.id, message_id, [(p.idx, f) for p in stored for f in p.texts])
-            self.announce(conn, conv.id)
-        return seq, found is None
+        write = MessageWrite(message_id, role, head, tuple(stored), checked, usage, facts)
+        return self.put_messages(conv, [write], expect_seq)[0]
 
-    def _count(
-        self, conn: Connection, conv: Conversation, old: Any, usage: MessageUsage | None, facts: AgentFacts | None
-    ) -> None:
-        """Keep the agent's totals: take back what the replaced message (``old``) counted, add
-        ``usage``, and note ``facts``. Every change is relative (``x = x + d``), so concurrent
+    def put_messages(
+        self, conv: Conversation, batch: Sequence[MessageWrite], expect_seq: int | None = None
+    ) -> list[tuple[int, bool]]:
+        """Create or replace the messages of one conversation in one transaction, as
+        :meth:`put_message` would one after the other (each its own seq, in order), with a few
+        statements for the whole batch: each table's rows in one ``executemany``, the totals
+        added once. Returns each write's (seq, new). ``expect_seq`` is for a batch of one."""
+        if not batch:
+            return []
+        stamp = now()
+        texts = [self._chunk_rows(conv.id, w) for w in batch]  # made before the write lock is taken
+        done: list[tuple[int, bool]] = []
+        with self.write() as conn:
+            for run in distinct_runs(range(len(batch)), lambda i: batch[i].id):
+                done += self._put_run(conn, conv, [batch[i] for i in run], [texts[i] for i in run], expect_seq, stamp)
+            self.announce(conn, conv.id)
+        return done
+
+    def _put_run(
+        self, conn: Connection, conv: Conversation, batch: Sequence[MessageWrite], texts: Sequence[list[Row]],
+        expect_seq: int | None, stamp: str,
+    ) -> list[tuple[int, bool]]:  # fmt: skip
+        """Messages of distinct ids, in one transaction already open."""
+        last = self._next_seq(conn, conv, stamp, len(batch))
+        # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
+        found = self._found(conn, conv.id, [w.id for w in batch])
+        if expect_seq is not None:
+            old = found.get(batch[0].id)
+            if old is None or old.seq != expect_seq:
+                raise StaleWrite(batch[0].id)
+        first = last - len(batch) + 1
+        rows, olds, done = [], [], []
+        for seq, w in enumerate(batch, first):
+            old = found.get(w.id)
+            position = seq if old is None else old.position
+            rows.append({
+                "conversation_id": conv.id, "id": w.id, "owner_id": conv.owner_id, "position": position,
+                "seq": seq, "role": w.role, "head": w.head, "created_at": stamp, "updated_at": stamp,
+                "checked": w.checked, **usage_columns(w.usage),
+            })  # fmt: skip
+            olds.append(old)
+            done.append((seq, old is None))
+        stmt = self.dialect_insert(messages)
+        changed = ["seq", "role", "head", "updated_at", "checked", *USAGE_COLUMNS]
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=["conversation_id", "id"], set_={c: stmt.excluded[c] for c in changed}
+            ),
+            rows,
+        )
+        self._count(conn, conv, list(zip(olds, batch, strict=True)))
+        replaced = [w.id for w in batch if w.id in found]
+        written = [(r["id"], r["position"], r["seq"], w.parts) for r, w in zip(rows, batch, strict=True)]
+        self._replace_parts(conn, conv.id, replaced, written)
+        self.replace_texts(conn, conv.id, replaced, [row for chunks in texts for row in chunks])
+        return done
+
+    @staticmethod
+    def _found(conn: Connection, conv_id: str, ids: Sequence[str]) -> dict[str, Any]:
+        """The stored rows (position, seq, usage) of those of ``ids`` already in the conversation."""
+        m = messages.c
+        found: dict[str, Any] = {}
+        for at in range(0, len(ids), IN_BATCH):
+            query = select(
+                m.id, m.position, m.seq, m.model, m.day, m.input_tokens, m.output_tokens, m.cache_read_tokens,
+                m.cache_write_tokens, m.cost,
+            ).where(m.conversation_id == conv_id, m.id.in_(ids[at : at + IN_BATCH]))  # fmt: skip
+            found.update((row.id, row) for row in conn.execute(query))
+        return found
+
+    def _count(self, conn: Connection, conv: Conversation, writes: Sequence[tuple[Any, MessageWrite]]) -> None:
+        """Keep the agent's totals: take back what each replaced message (``old``) counted, add
+        its ``usage``, and note its ``facts``, all in one update of the agent (and one of each
+        day and model's totals). Every change is relative (``x = x + d``), so concurrent
         writers to one agent's subagents never lose one another's counts."""
         agent = conv.parent_id or conv.id
         change: dict[str, int] = dict.fromkeys(TOTALS, 0)
-        if old is None:
-            change["messages"] = 1
-        buckets: list[tuple[str, str, dict[str, int]]] = []
-        if old is not None and old.input_tokens is not None:
-            before = {"messages": -1, "input_tokens": -old.input_tokens, "output_tokens": -old.output_tokens,
-                      "cache_read_tokens": -old.cache_read_tokens, "cache_write_tokens": -old.cache_write_tokens,
-                      "cost": -(old.cost or 0), "unpriced": -int(old.cost is None)}  # fmt: skip
-            buckets.append((old.day or "", old.model or "", before))
-        if usage is not None:
-            after = {"messages": 1, "input_tokens": usage.usage.input, "output_tokens": usage.usage.output,
-                     "cache_read_tokens": usage.usage.cache_read, "cache_write_tokens": usage.usage.cache_write,
-                     "cost": usage.cost or 0, "unpriced": int(usage.cost is None)}  # fmt: skip
-            buckets.append((usage.day, usage.model, after))
-        for _, _, delta in buckets:
+        buckets: dict[tuple[str, str], dict[str, int]] = {}
+
+        def add(day: str, model: str, delta: dict[str, int]) -> None:
+            bucket = buckets.setdefault((day, model), dict.fromkeys(TOTALS, 0))
             for name in TOTALS:
+                bucket[name] += delta[name]
                 if name != "messages":
                     change[name] += delta[name]
+
         c = conversations.c
-        values: dict[str, Any] = {name: c[name] + change[name] for name in TOTALS if change[name]}
-        if facts is not None and conv.parent_id is None:
-            for name in ("project", "branch", "model"):
-                if getattr(facts, name):
-                    values[name] = getattr(facts, name)
-            if facts.source:
-                values["source"] = func.coalesce(c.source, facts.source)
+        values: dict[str, Any] = {}
+        for old, w in writes:
+            if old is None:
+                change["messages"] += 1
+            if old is not None and old.input_tokens is not None:
+                add(old.day or "", old.model or "", {
+                    "messages": -1, "input_tokens": -old.input_tokens, "output_tokens": -old.output_tokens,
+                    "cache_read_tokens": -old.cache_read_tokens, "cache_write_tokens": -old.cache_write_tokens,
+                    "cost": -(old.cost or 0), "unpriced": -int(old.cost is None),
+                })  # fmt: skip
+            if w.usage is not None:
+                u = w.usage
+                add(u.day, u.model, {
+                    "messages": 1, "input_tokens": u.usage.input, "output_tokens": u.usage.output,
+                    "cache_read_tokens": u.usage.cache_read, "cache_write_tokens": u.usage.cache_write,
+                    "cost": u.cost or 0, "unpriced": int(u.cost is None),
+                })  # fmt: skip
+            if w.facts is not None and conv.parent_id is None:
+                for name in ("project", "branch", "model"):
+                    if getattr(w.facts, name):
+                        values[name] = getattr(w.facts, name)
+                if w.facts.source and "source" not in values:
+                    values["source"] = func.coalesce(c.source, w.facts.source)
+        values.update({name: c[name] + change[name] for name in TOTALS if change[name]})
         if values:
             conn.execute(update(conversations).where(c.id == agent).values(**values))
-        for day, model, delta in buckets:
-            self._add_usage(conn, agent, day, model, delta)
-
-    def _add_usage(self, conn: Connection, agent: str, day: str, model: str, delta: dict[str, int]) -> None:
-        row = {"agent_id": agent, "day": day, "model": model, **delta}
-        stmt = self.dialect_insert(usage_totals).values(**row)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["agent_id", "day", "model"],
-            set_={name: usage_totals.c[name] + stmt.excluded[name] for name in TOTALS},
-        )
-        conn.execute(stmt)
+        rows = [{"agent_id": agent, "day": day, "model": model, **delta} for (day, model), delta in buckets.items()]
+        if rows:
+            stmt = self.dialect_insert(usage_totals)
+            stmt = stmt.on_conflict_do_update(
+                index_elements=["agent_id", "day", "model"],
+                set_={name: usage_totals.c[name] + stmt.excluded[name] for name in TOTALS},
+            )
+            conn.execute(stmt, rows)
 
     @staticmethod
-    def _next_seq(conn: Connection, conv: Conversation, stamp: str) -> int:
-        """Take the conversation's next write number, and mark it (and its parent) active."""
+    def _next_seq(conn: Connection, conv: Conversation, stamp: str, writes: int = 1) -> int:
+        """Take the conversation's next ``writes`` write numbers (the last is returned), and mark
+        it (and its parent) active."""
         seq = conn.execute(
             update(conversations)
             .where(conversations.c.id == conv.id)
-            .values(seq=conversations.c.seq + 1, updated_at=stamp)
+            .values(seq=conversations.c.seq + writes, updated_at=stamp)
             .returning(conversations.c.seq)
         ).scalar_one()
         if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
@@ -220,35 +276,49 @@ class Writes(Hooks):
 
     @staticmethod
     def _replace_parts(
-        conn: Connection, conv_id: str, message_id: str, position: int, seq: int, stored: Sequence[StoredPart]
+        conn: Connection, conv_id: str, replaced: Sequence[str], stored: Sequence[Written]
     ) -> None:
-        conn.execute(delete(parts).where(parts.c.conversation_id == conv_id, parts.c.message_id == message_id))
-        if not stored:
-            return
+        """Drop the parts of the ``replaced`` messages, and insert ``stored``: (message id,
+        position, seq, its parts) of each message written."""
+        p = parts.c
+        for at in range(0, len(replaced), IN_BATCH):
+            some = replaced[at : at + IN_BATCH]
+            conn.execute(delete(parts).where(p.conversation_id == conv_id, p.message_id.in_(some)))
         rows = [
-            {"conversation_id": conv_id, "message_id": message_id, "idx": p.idx, "position": position, "seq": seq,
-             "tool": p.tool, "body": p.body, "cut_body": p.cut_body, "cut_ref": p.cut_ref}
-            for p in stored
+            {"conversation_id": conv_id, "message_id": message_id, "idx": part.idx, "position": position, "seq": seq,
+             "tool": part.tool, "body": part.body, "cut_body": part.cut_body, "cut_ref": part.cut_ref}
+            for message_id, position, seq, written in stored for part in written
         ]  # fmt: skip
-        conn.execute(insert(parts), rows)
+        if rows:
+            conn.execute(insert(parts), rows)
 
-    def replace_texts(
-        self, conn: Connection, conversation_id: str, message_id: str, texts: Sequence[tuple[int, FieldText]]
-    ) -> None:
-        """Replace a message's chunk rows (and their index entries), in the write's transaction."""
-        self.unindex_texts(conn, conversation_id, message_id)
-        conn.execute(
-            delete(part_text).where(
-                part_text.c.conversation_id == conversation_id, part_text.c.message_id == message_id
-            )
-        )
-        rows = [row for idx, field in texts for row in chunk_rows(conversation_id, message_id, idx, field)]
-        if not rows:
-            return
+    def _chunk_rows(self, conversation_id: str, write: MessageWrite) -> list[Row]:
+        """The chunk rows of a message's searchable fields, ready to insert."""
+        rows = [
+            row for part in write.parts for field in part.texts
+            for row in chunk_rows(conversation_id, write.id, part.idx, field)
+        ]  # fmt: skip
         for row in rows:
             row["text"] = self.storable_text(str(row["text"]))
-        conn.execute(insert(part_text), rows)
-        self.index_texts(conn, conversation_id, message_id)
+            row["pending"] = True  # the indexer adds it to the engine's index after the commit
+        return rows
+
+    def replace_texts(
+        self, conn: Connection, conversation_id: str, replaced: Sequence[str], rows: Sequence[Row]
+    ) -> None:
+        """Replace the chunk rows of the messages written, in the write's transaction: those of
+        the ``replaced`` ones are dropped (what the engine's index needs to forget them kept for
+        the indexer), ``rows`` (every written message's, :meth:`_chunk_rows`) inserted pending:
+        a search reads them until the indexer has them. No index work here."""
+        for message_id in replaced:
+            self.forget_texts(conn, conversation_id, message_id)
+        t = part_text.c
+        for at in range(0, len(replaced), IN_BATCH):
+            some = replaced[at : at + IN_BATCH]
+            conn.execute(delete(part_text).where(t.conversation_id == conversation_id, t.message_id.in_(some)))
+        if not rows:
+            return
+        conn.execute(insert(part_text), list(rows))
 
     def stamp(self, conv: Conversation, message_id: str, seq: int, stamp: str) -> bool:
         """Stamp one message as it stands, if the write ``seq`` made it (a rewrite since keeps
@@ -278,3 +348,18 @@ class Writes(Hooks):
                 ["source"],
                 ["state", "done", "updated_at"],
             )
+
+
+def distinct_runs(items: Iterable[int], key: Callable[[int], str]) -> Iterator[list[int]]:
+    """``items`` in runs, in order, each without two of one ``key``: a message written twice in
+    one batch is written twice, the second replacing the first, as two writes would."""
+    run: list[int] = []
+    seen: set[str] = set()
+    for item in items:
+        if key(item) in seen:
+            yield run
+            run, seen = [], set()
+        run.append(item)
+        seen.add(key(item))
+    if run:
+        yield run
