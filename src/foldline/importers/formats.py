@@ -124,9 +124,9 @@ def registered() -> tuple[Format, ...]:
         openhands,
     )
 
-    # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first,
+    # SQLite stores first: told from their first bytes, before any format reads a binary file's lines.
+    # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried next,
     # with Amp's, told from their first bytes before any format reads a pretty-printed file's lines
-    # SQLite stores first: told from their first bytes, before any format reads a binary file's lines
     return (
         crush.FORMAT,
         opencode.FORMAT,
