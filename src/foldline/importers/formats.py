@@ -119,9 +119,11 @@ def registered() -> tuple[Format, ...]:
         copilot_vscode,
         crush,
         cursor,
+        droid,
         gemini_cli,
         opencode,
         openhands,
+        pi,
     )
 
     # SQLite stores first: told from their first bytes, before any format reads a binary file's lines.
@@ -139,6 +141,8 @@ def registered() -> tuple[Format, ...]:
         cursor.FORMAT,
         aider.FORMAT,
         openhands.FORMAT,
+        pi.FORMAT,
+        droid.FORMAT,
     )
 
 
