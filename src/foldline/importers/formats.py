@@ -115,6 +115,7 @@ def registered() -> tuple[Format, ...]:
         amp,
         claude_code,
         codex,
+        continue_cli,
         copilot_cli,
         copilot_vscode,
         crush,
@@ -132,6 +133,7 @@ def registered() -> tuple[Format, ...]:
     return (
         crush.FORMAT,
         opencode.FORMAT,
+        continue_cli.FORMAT,
         gemini_cli.FORMAT,
         copilot_vscode.FORMAT,
         amp.FORMAT,
