@@ -20,7 +20,8 @@ DATA = Path(__file__).parent / "data" / "transcripts"
 FORMAT_DIRS = {"gemini-cli": "gemini-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",
                "cursor": "cursor", "amp": "amp", "claude-code": "claude-code", "codex": "codex",
                "aider": "aider", "crush": "crush", "opencode": "opencode", "openhands": "openhands",
-               "pi": "pi", "droid": "droid", "continue": "continue"}  # fmt: skip
+               "pi": "pi", "droid": "droid", "continue": "continue",
+               "windsurf": "windsurf"}  # fmt: skip
 ENDED = "the turn ended before this tool returned"
 Json = dict[str, Any]
 

@@ -125,6 +125,7 @@ def registered() -> tuple[Format, ...]:
         opencode,
         openhands,
         pi,
+        windsurf,
     )
 
     # SQLite stores first: told from their first bytes, before any format reads a binary file's lines.
@@ -145,6 +146,7 @@ def registered() -> tuple[Format, ...]:
         openhands.FORMAT,
         pi.FORMAT,
         droid.FORMAT,
+        windsurf.FORMAT,
     )
 
 
