@@ -23,6 +23,7 @@ from . import __version__, routes, schemas
 from .errors import RETRY_SECONDS, FoldlineError, NotFound, Unavailable, error_body
 from .events import Hub
 from .limits import BodyLimit, Gate, Slots
+from .mcp import http as mcp_http
 from .pagereads import PageReads
 from .panel import pages
 from .panel.assets import Assets
@@ -236,6 +237,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_middleware(Failures)  # outermost: whatever no handler took is one whole error response
     app.include_router(routes.router)
     pages.mount(app)
+    mcp_http.mount(app, transcripts)  # the MCP server at /mcp, for agents
     return app
 
 

@@ -26,6 +26,18 @@ def default_registry() -> Path | None:
     return Path(raw) if raw else None
 
 
+def default_redact() -> bool:
+    raw = (os.environ.get("FOLDLINE_REDACT") or "on").lower()
+    if raw not in ("on", "off"):
+        raise ValueError(f"FOLDLINE_REDACT is 'on' or 'off', not {raw!r}")
+    return raw == "on"
+
+
+def default_redact_rules() -> Path | None:
+    raw = os.environ.get("FOLDLINE_REDACT_RULES")
+    return Path(raw) if raw else None
+
+
 @dataclass(frozen=True)
 class Settings:
     db: str = field(default_factory=default_db)
@@ -63,6 +75,10 @@ class Settings:
     # SQLite's durability: "full" (an acknowledged write survives a power loss) or "normal"
     # (faster; survives a crash of the process, but a power loss may drop the last writes).
     sqlite_synchronous: str = field(default_factory=lambda: os.environ.get("FOLDLINE_SQLITE_SYNCHRONOUS", "full"))
+    # Secrets replaced by a marker before anything is stored (docs/security.md), and a TOML file
+    # of extra rules and an allowlist (foldline.redaction.config).
+    redact: bool = field(default_factory=default_redact)
+    redact_rules: Path | None = field(default_factory=default_redact_rules)
 
     def __post_init__(self) -> None:
         if self.bound < 2:
@@ -80,5 +96,9 @@ class Settings:
             )
         if min(*limits, self.max_whole_reads, self.max_searches, self.max_heavy, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
+        if self.redact and self.redact_rules is not None:
+            from .redaction import load  # a rules file that cannot be used is said at once
+
+            load(self.redact_rules)
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

@@ -7,7 +7,8 @@ under it) and inside the window count.
 
 # The tool rows in view now.
 IN_VIEW = """() => {
-  const top = Math.max(...[...document.querySelectorAll('.bar, .find')].map((b) => b.getBoundingClientRect().bottom));
+  const top = Math.max(...[...document.querySelectorAll('.bar, .agent-head')]
+    .map((b) => b.getBoundingClientRect().bottom));
   return [...document.querySelectorAll('.messages details.tool > summary')]
     .map((s) => s.getBoundingClientRect())
     .filter((r) => r.height > 0 && r.top >= top && r.bottom <= innerHeight).length;
@@ -16,7 +17,7 @@ IN_VIEW = """() => {
 # Scroll to the densest screen, the tool row from which the most rows fit below the sticky bars,
 # and say how many fit.
 DENSEST = """() => {
-  const sticky = [...document.querySelectorAll('.bar, .find')]
+  const sticky = [...document.querySelectorAll('.bar, .agent-head')]
     .reduce((h, b) => h + b.getBoundingClientRect().height, 0);
   const rows = [...document.querySelectorAll('.messages details.tool > summary')]
     .map((s) => s.getBoundingClientRect()).filter((r) => r.height > 0)

@@ -10,6 +10,7 @@ import click
 from .accounts import account
 from .common import Group
 from .imports import import_command
+from .mcp import mcp_command
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
@@ -29,6 +30,7 @@ main.add_command(account)
 main.add_command(workspace)
 main.add_command(import_command, "import")
 main.add_command(serve)
+main.add_command(mcp_command)
 main.add_command(search_command)
 main.add_command(maintenance)
 # The old name, kept working for scripts; not listed.

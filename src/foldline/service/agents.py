@@ -27,6 +27,7 @@ class Agents(Core):
         workspace_id = canonical_uuid(workspace_id)
         if not self._store.is_member(workspace_id, account):
             raise NotFound()
+        title = self.redacted(title) if title is not None else None
         conv = self._store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
             raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
@@ -117,7 +118,7 @@ class Agents(Core):
         """Give an agent (or its subagent) a title; owner only."""
         check_title(title)
         conv = self._target(account, agent_id, call)
-        self._store.set_title(conv.id, title)
+        self._store.set_title(conv.id, self.redacted(title))
         self._changed(conv.id)
 
     def date_agent(

@@ -16,6 +16,7 @@ from typing import Any, Self
 from ..errors import Forbidden, NotFound
 from ..message import NOT_IN_NAMES, canonical
 from ..pagecache import PageCache
+from ..redaction import Redactor, load
 from ..registry import Registry
 from ..settings import Settings
 from ..store import EVERYONE, Conversation, SeqChecks, Store, open_store
@@ -40,6 +41,8 @@ class Core:
         self._retired = frozenset(name for name, tool in self.registry.tools.items() if tool.retired)
         self.pages = PageCache(int(self.settings.page_cache_mb * 2**20))  # pages sent, by their seq
         self._tokens = TokenCache()  # see Accounts.forget_tokens()
+        # Secrets are replaced before anything is stored, cut or indexed (None: redaction is off).
+        self.redactor: Redactor | None = load(self.settings.redact_rules) if self.settings.redact else None
 
     @classmethod
     def open(cls, settings: Settings) -> Self:
@@ -81,6 +84,10 @@ class Core:
             callback(conversation_id)
 
         return self._store.listen(told)
+
+    def redacted(self, text: str) -> str:
+        """``text`` with every secret replaced by its marker (as it is if redaction is off)."""
+        return self.redactor.text(text)[0] if self.redactor is not None else text
 
     def _changed(self, conversation_id: str) -> None:
         for listener in self.listeners:

@@ -69,7 +69,11 @@ class Writes(Core):
         return {"id": message["id"], "seq": seq, "created": created}
 
     def _message_write(self, message: Json, stamp: str | None) -> MessageWrite:
-        """A valid message as the store writes it: its head, its parts with their cuts and texts."""
+        """A valid message as the store writes it: its head, its parts with their cuts and texts.
+        Every secret in it is replaced by its marker first (:mod:`foldline.redaction`), before
+        anything is cut, chunked or stored."""
+        if self.redactor is not None:
+            message, _ = self.redactor.message(message)
         head = {k: v for k, v in message.items() if k != "parts"}
         stored = tuple(self._stored_part(i, p) for i, p in enumerate(message["parts"]))
         meta = message.get("metadata")

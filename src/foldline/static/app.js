@@ -3,9 +3,10 @@
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
 import { ApiError, conversationPath, getJson, page } from "./api.js";
 import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { el } from "./dom.js";
 import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
+import { relativeTime } from "./format.js";
 import { plainText } from "./markdown.js";
-import { el } from "./parts.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
@@ -15,17 +16,6 @@ const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
 let showing = null; // the token of the place being shown: a newer one makes it stale
-
-function relative(stamp) {
-  const then = Date.parse(stamp);
-  if (Number.isNaN(then)) return "";
-  const s = Math.max(0, (Date.now() - then) / 1000);
-  if (s < 60) return "just now";
-  if (s < 3600) return Math.floor(s / 60) + " min ago";
-  if (s < 86400) return Math.floor(s / 3600) + " h ago";
-  if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
-  return new Date(then).toISOString().slice(0, 10);
-}
 
 // An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
 function titleText(title) {
@@ -93,7 +83,7 @@ function agentRow(agent, prices) {
     top.append(dot);
   }
   top.append(navLink("/agents/" + encodeURIComponent(agent.id), titleText(agent.title), "agent-title"));
-  const when = el("time", "muted", relative(agent.updated_at));
+  const when = el("time", "muted", relativeTime(agent.updated_at));
   when.dateTime = agent.updated_at;
   when.title = agent.updated_at;
   top.append(when);
@@ -249,6 +239,21 @@ function toolbar(info, status) {
   return bar;
 }
 
+// The page scrolls a place into view below the sticky bars: its scroll padding follows their height.
+let clearing = null;
+function keepClear(head) {
+  if (clearing) clearing.disconnect();
+  const root = document.documentElement;
+  const bar = document.querySelector(".bar");
+  const set = () => {
+    const bottom = head.isConnected ? head.getBoundingClientRect().height + (bar ? bar.offsetHeight : 0) : 0;
+    root.style.scrollPaddingTop = bottom ? Math.ceil(bottom) + 8 + "px" : "";
+  };
+  clearing = new ResizeObserver(set);
+  clearing.observe(head);
+  set();
+}
+
 // Show a place in the transcript on screen: `focus` moves the keyboard there (a hit opened from
 // the search box), a find step keeps it in the find field.
 async function show(target, { focus = false } = {}) {
@@ -298,8 +303,14 @@ async function transcriptView(agent, target) {
   const view = el("div", "agent");
   const status = el("span", "muted status");
   status.setAttribute("role", "status");
-  view.append(toolbar(info, status));
-  view.append(agentSummary(info));
+  // The toolbar, the agent's facts and the find bar stay under the page's bar wherever the
+  // reader is (the transcript opens at its newest end); scrolling to a place keeps clear of them.
+  const head = el("div", "agent-head");
+  const facts = agentSummary(info);
+  facts.title = [...facts.children].map((n) => n.textContent).join(" · "); // one line here: all of it on hover
+  head.append(toolbar(info, status), facts);
+  view.append(head);
+  keepClear(head);
   const body = el("div", "transcript");
   const note = el("p", "notice show-note");
   note.setAttribute("role", "status");
@@ -311,7 +322,8 @@ async function transcriptView(agent, target) {
     },
     clear: () => transcript.clearMarks(),
   });
-  view.append(find.node, note, body);
+  head.append(find.node);
+  view.append(note, body);
   main.replaceChildren(view);
   const subagents = new Set(info.subagents || []);
   let refresh = null;

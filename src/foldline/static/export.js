@@ -2,7 +2,9 @@
 // the transcript of every subagent, whatever the screen has loaded.
 
 import { conversationPath, getJson } from "./api.js";
-import { formatBytes, mediaBytes, mediaItems, outputText, subagentLabel, toolName } from "./parts.js";
+import { formatBytes } from "./format.js";
+import { mediaBytes, mediaItems, outputText } from "./parts.js";
+import { subagentLabel, toolName } from "./tools.js";
 
 export async function wholeTranscript(agent) {
   const info = await getJson("/api/agents/" + encodeURIComponent(agent));

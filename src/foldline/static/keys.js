@@ -2,7 +2,7 @@
 // prompts, g/G to the first and last message, o/Enter opens (or closes) the current message's
 // folds, v switches the outline, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
 
-import { el } from "./parts.js";
+import { el } from "./dom.js";
 import { loadStart, outlineOn, setOutline } from "./transcript.js";
 
 export const KEYS = [
@@ -36,7 +36,7 @@ function currentArticle(list) {
   if (active && list.includes(active)) return active;
   const marked = list.find((a) => a.classList.contains("kbd-current"));
   if (marked) return marked;
-  const top = (document.querySelector(".find") || document.querySelector(".bar")).getBoundingClientRect().bottom;
+  const top = (document.querySelector(".agent-head") || document.querySelector(".bar")).getBoundingClientRect().bottom;
   return list.find((a) => a.getBoundingClientRect().bottom > top) || null;
 }
 
@@ -47,7 +47,7 @@ function go(article) {
   if (!article.hasAttribute("tabindex")) article.tabIndex = -1;
   article.focus({ preventScroll: true });
   article.scrollIntoView({ block: "nearest" });
-  const top = (document.querySelector(".find") || document.querySelector(".bar")).getBoundingClientRect().bottom;
+  const top = (document.querySelector(".agent-head") || document.querySelector(".bar")).getBoundingClientRect().bottom;
   const box = article.getBoundingClientRect();
   if (box.top < top) window.scrollBy(0, box.top - top - 8); // not under the sticky bars
 }

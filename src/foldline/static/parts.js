@@ -5,93 +5,16 @@
 import { renderAnsi } from "./ansi.js";
 import { changeLines, diffNode } from "./diff.js";
 import { cpLength, cpSlice, markSource } from "./marks.js";
-import { dropControls, plainText, renderMarkdown, safeHref } from "./markdown.js";
-
-// An element; its text (if any) is drawn as text, control characters dropped.
-export function el(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = dropControls(text);
-  return node;
-}
-
-export function toolName(part) {
-  if (part.type === "dynamic-tool") return typeof part.toolName === "string" ? part.toolName : "tool";
-  if (typeof part.type === "string" && part.type.startsWith("tool-")) return part.type.slice(5);
-  return null;
-}
+import { el } from "./dom.js";
+import { exitFacts, shortInput, toolDuration, toolName, toolState } from "./tools.js";
+import { duration, formatBytes, formatCount } from "./format.js";
+import { plainText, renderMarkdown, safeHref } from "./markdown.js";
 
 // An output as text: the string, or 2-space indented JSON (the same text the cut measures).
 export function outputText(value) {
   if (typeof value === "string") return value;
   const json = JSON.stringify(value, null, 2);
   return json === undefined ? String(value) : json;
-}
-
-export function formatBytes(n) {
-  if (n < 1024) return n + " B";
-  if (n < 1024 * 1024) return (n / 1024).toFixed(1) + " KB";
-  return (n / 1024 / 1024).toFixed(1) + " MB";
-}
-
-const STATES = {
-  "input-streaming": "writing input…",
-  "input-available": "running",
-  "approval-requested": "waiting for approval",
-  "approval-responded": "answered",
-  "output-available": "done",
-  "output-error": "error",
-  "output-denied": "denied",
-};
-
-// The outcome the service gives an open tool at a turn's end is marked in a field: not known, so not an error.
-const unknownOutcome = (part) => part.resultProviderMetadata?.foldline?.outcome === "unknown";
-const PENDING = new Set(["input-streaming", "input-available"]);
-
-// The state a tool part is shown in: [badge class, label]. A tool still waiting for its result in
-// a message that is no longer the last one cannot be running: it got no result.
-export function toolState(part, last) {
-  const state = String(part.state ?? "");
-  if (state === "output-error" && unknownOutcome(part)) return ["unknown", "unknown"];
-  if (PENDING.has(state) && !last) return ["no-result", "no result"];
-  return [state.replace(/[^a-z-]/g, "") || "unknown", STATES[state] || state];
-}
-
-// Exit facts the importers keep in toolMetadata: a non-zero exit code, or an interruption.
-export function exitFacts(part) {
-  const meta = part.toolMetadata && typeof part.toolMetadata === "object" ? part.toolMetadata : {};
-  const facts = [];
-  for (const source of [meta.codex, meta.claudeCode]) {
-    if (!source || typeof source !== "object") continue;
-    const code = [source.exit_code, source.exitCode, source.returnCode].find((c) => typeof c === "number");
-    if (code !== undefined && code !== 0) facts.push("exit " + code);
-    if (source.interrupted === true) facts.push("interrupted");
-  }
-  return facts;
-}
-
-// The name of the subagent a tool call started: the call's description or kind, else its id.
-export function subagentLabel(part) {
-  const input = part && part.input && typeof part.input === "object" ? part.input : {};
-  for (const key of ["description", "subagent_type", "agent_type", "name"]) {
-    if (typeof input[key] === "string" && input[key].trim()) return plainText(input[key]);
-  }
-  return null;
-}
-
-const INPUT_KEYS = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt", "message"];
-
-export function shortInput(input) {
-  if (input === undefined || input === null) return "";
-  let text;
-  if (typeof input === "string") text = input;
-  else if (typeof input === "object" && !Array.isArray(input)) {
-    const key = INPUT_KEYS.find((k) => input[k] !== undefined && input[k] !== null);
-    const value = key === undefined ? input : input[key];
-    text = Array.isArray(value) ? value.join(" ") : typeof value === "string" ? value : JSON.stringify(value);
-  } else text = JSON.stringify(input);
-  text = String(text).replace(/\s+/g, " ").trim();
-  return text.length > 140 ? text.slice(0, 139) + "…" : text;
 }
 
 function copyButton(getText, label = "Copy") {
@@ -110,6 +33,13 @@ function copyButton(getText, label = "Copy") {
     setTimeout(() => (button.textContent = label), 1500);
   });
   return button;
+}
+
+// A field's head: its label, and a button that copies `getText()`'s text.
+function fieldHead(label, getText) {
+  const head = el("div", "field-head");
+  head.append(el("span", "label", label), copyButton(getText));
+  return head;
 }
 
 function pre(text, className = "out") {
@@ -138,13 +68,6 @@ export function applyMarks(node, fold, field, source, offset) {
   return node;
 }
 
-// 1234567 -> "1,234,567", as Intl.NumberFormat("en") writes a count, without it: a page's first
-// Intl formatter costs 20-40 ms of loading locale data, on the first view's path.
-export function formatCount(n) {
-  if (!Number.isSafeInteger(n)) return String(n);
-  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-}
-
 function actionButton(text, className, onClick, disabled = false) {
   const b = el("button", className, text);
   b.type = "button";
@@ -160,12 +83,8 @@ function actionButton(text, className, onClick, disabled = false) {
 export function fieldSection(fold, label, wholeText, kind, field) {
   const section = el("section", "field");
   section.dataset.field = field;
-  const head = el("div", "field-head");
-  head.append(el("span", "label", label));
   const thought = kind === "thought";
-  const textOf = async () => (wholeText !== null ? wholeText : fold.fieldText());
-  head.append(copyButton(textOf));
-  section.append(head);
+  section.append(fieldHead(label, async () => (wholeText !== null ? wholeText : fold.fieldText())));
   const draw = (text, offset, end = "") => {
     const node = thought ? thoughtText(text, end) : pre(text, "out" + (end ? " " + end : ""));
     if (offset !== null) node.dataset.start = String(offset);
@@ -181,19 +100,52 @@ export function fieldSection(fold, label, wholeText, kind, field) {
   const tailLength = cpLength(cut.tail);
   const length = typeof fold.length === "number" ? fold.length : null;
   const middleEnd = length === null ? null : Math.max(headLength, length - tailLength);
-  section.append(draw(cut.head, 0, "head"));
+  // The pieces shown, in order: a piece that meets the one before it joins it (one text, no
+  // added break); between the others, a mark for what is not shown.
+  const items = [];
+  const add = (text, start, kind) => {
+    const last = items[items.length - 1];
+    if (last && last.text !== undefined && start !== null && last.start + cpLength(last.text) === start) {
+      last.text += text;
+      last.kinds.push(kind);
+    } else items.push({ text, start, kinds: [kind] });
+  };
+  add(cut.head, 0, "head");
   let shownTo = headLength;
   for (const w of fold.windows || []) {
     const a = Math.max(w.start, shownTo);
     const b = middleEnd === null ? w.end : Math.min(w.end, middleEnd);
     if (b <= a) continue;
-    if (a > shownTo) section.append(gapMark(fold, cut, thought, shownTo, a, headLength));
-    section.append(draw(cpSlice(w.text, a - w.start, b - w.start), a, "window"));
+    if (a > shownTo) items.push({ from: shownTo, to: a });
+    add(cpSlice(w.text, a - w.start, b - w.start), a, "window");
     shownTo = b;
   }
-  if (middleEnd === null || shownTo < middleEnd) section.append(gapMark(fold, cut, thought, shownTo, middleEnd, headLength));
-  section.append(draw(cut.tail, middleEnd, "tail"));
+  if (middleEnd === null || shownTo < middleEnd) items.push({ from: shownTo, to: middleEnd });
+  add(cut.tail, middleEnd, "tail");
+  items.forEach((item, n) => {
+    if (item.text === undefined) {
+      section.append(gapMark(fold, cut, thought, item.from, item.to, headLength));
+      return;
+    }
+    const node = draw(item.text, item.start, item.kinds.join(" "));
+    if (!thought) halfLines(node, item.text, n > 0, n < items.length - 1);
+    section.append(node);
+  });
   return section;
+}
+
+// A piece of a cut field that begins (after a gap) or ends (before one) inside a line says so
+// there, with a dimmed "…" that is not part of the text (copy and marks leave it out). The
+// character before a piece is not known: one is taken to start a line only when it is the head.
+function halfLines(node, text, gapBefore, gapAfter) {
+  if (gapBefore && text && !text.startsWith("\n")) node.prepend(halfMark("the line begins before this"));
+  if (gapAfter && text && !text.endsWith("\n")) node.append(halfMark("the line goes on"));
+}
+
+function halfMark(title) {
+  const mark = el("span", "half-line", "…");
+  mark.title = title;
+  return mark;
 }
 
 // The striped mark for code points [from, to) of a cut field that are not shown (`to` is null
@@ -257,11 +209,8 @@ export function fieldText(part, field) {
 
 function jsonBlock(label, value) {
   const section = el("section", "field");
-  const head = el("div", "field-head");
-  head.append(el("span", "label", label));
   const text = outputText(value);
-  head.append(copyButton(async () => text));
-  section.append(head, pre(text, "out json"));
+  section.append(fieldHead(label, async () => text), pre(text, "out json"));
   return section;
 }
 
@@ -276,11 +225,8 @@ function inputBlock(value, state) {
   }
   const section = el("section", "field input");
   section.dataset.field = "input";
-  const head = el("div", "field-head");
-  head.append(el("span", "label", "Input"));
   const json = outputText(value);
-  head.append(copyButton(async () => json));
-  section.append(head);
+  section.append(fieldHead("Input", async () => json));
   if (typeof value === "string") {
     section.append(applyMarks(pre(value, "out input-text"), state, "input", value, 0));
     return section;
@@ -354,27 +300,6 @@ function sizeNote(cut, wholeText, from = 2000) {
   return null;
 }
 
-// How long a tool ran, in milliseconds, when the importers kept it (toolMetadata).
-export function toolDuration(part) {
-  const meta = part.toolMetadata && typeof part.toolMetadata === "object" ? part.toolMetadata : {};
-  for (const source of [meta.claudeCode, meta.codex, meta.foldline]) {
-    if (!source || typeof source !== "object") continue;
-    for (const key of ["durationMs", "totalDurationMs", "duration_ms"]) {
-      if (typeof source[key] === "number" && source[key] >= 0) return source[key];
-    }
-  }
-  return null;
-}
-
-export function shortDuration(ms) {
-  if (ms < 1000) return Math.round(ms) + " ms";
-  const s = ms / 1000;
-  if (s < 60) return (s < 10 ? s.toFixed(1) : Math.round(s)) + " s";
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(Math.round(s % 60)).padStart(2, "0")}s`;
-  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, "0")}m`;
-}
-
 function reasoningFold(msgId, index, part, state) {
   const details = fold("reasoning", msgId, index);
   const whole = state.wholeFor(part);
@@ -444,8 +369,8 @@ function toolFold(msgId, index, part, state, ctx) {
   if (size) bits.push(size);
   const took = toolDuration(part);
   if (took !== null) {
-    const node = el("span", "took", shortDuration(took));
-    node.title = "ran for " + shortDuration(took);
+    const node = el("span", "took", duration(took));
+    node.title = "ran for " + duration(took);
     bits.push(node);
   }
   details.append(summary(...bits));
@@ -486,11 +411,8 @@ export function mediaBytes(item) {
 function mediaSection(output) {
   const section = el("section", "field media-output");
   section.dataset.field = "output";
-  const head = el("div", "field-head");
-  head.append(el("span", "label", "Output"));
   const json = outputText(output);
-  head.append(copyButton(async () => json));
-  section.append(head);
+  section.append(fieldHead("Output", async () => json));
   let n = 0;
   for (const item of output) {
     if (item && typeof item === "object" && item.type === "text" && typeof item.text === "string") {
@@ -520,13 +442,10 @@ function mediaSection(output) {
 // A file change drawn as a unified diff (diff.js); the input follows it as it was written.
 function changeSection(rows) {
   const section = el("section", "field change");
-  const head = el("div", "field-head");
   const removed = rows.filter((r) => r[0] === "-").length;
   const added = rows.filter((r) => r[0] === "+").length;
-  head.append(el("span", "label", `Change · −${removed} +${added}`));
   const text = rows.map(([sign, line]) => (sign === "@" ? "" : sign) + line).join("\n");
-  head.append(copyButton(async () => text));
-  section.append(head);
+  section.append(fieldHead(`Change · −${removed} +${added}`, async () => text));
   const node = el("pre", "out diff");
   node.tabIndex = 0;
   section.append(diffNode(rows, node));

@@ -6,7 +6,7 @@ import { search } from "./api.js";
 import { stripAnsi } from "./ansi.js";
 import { cpIndex } from "./marks.js";
 import { dropControls, plainText } from "./markdown.js";
-import { el } from "./parts.js";
+import { el } from "./dom.js";
 
 export const DEBOUNCE = 150;
 const PAGE = 20;

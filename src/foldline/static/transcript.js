@@ -3,7 +3,10 @@
 
 import { conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
 import { cpLength, cpSlice } from "./marks.js";
-import { buildBody, drawLater, el, fieldText, renderPart, subagentLabel } from "./parts.js";
+import { el } from "./dom.js";
+import { absoluteTime, clockTime, duration, formatTokens } from "./format.js";
+import { buildBody, drawLater, fieldText, renderPart } from "./parts.js";
+import { subagentLabel } from "./tools.js";
 
 export const PAGE = 15;
 const OLDER_PAGE = 30;
@@ -461,6 +464,7 @@ export class Transcript {
     let first = null; // the first article of the current assistant run
     let runEnd = null;
     let runTokens = null;
+    let dated = null; // the last time shown: a clock time carries its date only where the day changes
     const finish = () => {
       if (!first) return;
       const facts = first.querySelector(":scope > .msg-body > .msg-head > .turn");
@@ -510,8 +514,9 @@ export class Transcript {
       if (time) {
         const stamp = Number(article.dataset.at);
         const base = cont && first && first.dataset.at ? Number(first.dataset.at) : null;
-        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : relativeTime(stamp);
+        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : clockTime(stamp, dated);
         time.title = absoluteTime(stamp);
+        dated = stamp;
       }
       prev = { role, model: model ?? (prev && cont ? prev.model : null), article };
     }
@@ -759,7 +764,7 @@ export class Transcript {
 function readingAnchor(list) {
   const marked = list.querySelector(":scope > article.kbd-current");
   if (marked) return marked;
-  const bars = [...document.querySelectorAll(".bar, .find")].map((b) => b.getBoundingClientRect().bottom);
+  const bars = [...document.querySelectorAll(".bar, .agent-head")].map((b) => b.getBoundingClientRect().bottom);
   const top = Math.max(0, ...bars);
   return [...list.children].find((a) => a.tagName === "ARTICLE" && a.getBoundingClientRect().bottom > top) || null;
 }
@@ -811,46 +816,6 @@ function usageTokens(meta) {
     }
   }
   return any ? n : null;
-}
-
-function formatTokens(n) {
-  if (n < 1000) return String(n);
-  if (n < 1e6) return (n / 1000).toFixed(n < 10000 ? 1 : 0) + "k";
-  return (n / 1e6).toFixed(1) + "M";
-}
-
-// A span of time in milliseconds, short: "850 ms", "42 s", "3m 05s", "2h 10m".
-export function duration(ms) {
-  if (ms < 1000) return Math.round(ms) + " ms";
-  const s = Math.round(ms / 1000);
-  if (s < 60) return s + " s";
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${String(s % 60).padStart(2, "0")}s`;
-  const h = Math.floor(m / 60);
-  if (h < 48) return `${h}h ${String(m % 60).padStart(2, "0")}m`;
-  return Math.floor(h / 24) + " d";
-}
-
-export function relativeTime(at) {
-  const s = Math.max(0, (Date.now() - at) / 1000);
-  if (s < 60) return "just now";
-  if (s < 3600) return Math.floor(s / 60) + " min ago";
-  if (s < 86400) return Math.floor(s / 3600) + " h ago";
-  if (s < 86400 * 30) return Math.floor(s / 86400) + " d ago";
-  return new Date(at).toISOString().slice(0, 10);
-}
-
-const MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
-const two = (n) => String(n).padStart(2, "0");
-
-// "Jan 2, 2026, 3:04:05 PM" in local time, as Intl.DateTimeFormat("en", medium date and time)
-// writes it, without it: a page's first Intl formatter costs 20-40 ms, on the first view's path.
-export function absoluteTime(at) {
-  const d = new Date(at);
-  if (Number.isNaN(d.getTime())) return "";
-  const hour = d.getHours() % 12 || 12;
-  const time = `${hour}:${two(d.getMinutes())}:${two(d.getSeconds())} ${d.getHours() < 12 ? "AM" : "PM"}`;
-  return `${MONTHS[d.getMonth()]} ${d.getDate()}, ${d.getFullYear()}, ${time}`;
 }
 
 function hasPendingTool(message) {
