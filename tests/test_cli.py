@@ -129,6 +129,7 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("restamp",): [],
         ("maintenance", "restamp"): [],
         ("status",): [],
+        ("redact",): [],
         ("usage",): [],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]

@@ -168,14 +168,14 @@ def test_import_of_a_folder_without_session_logs_exits_1(tmp_path: Path) -> None
     folder = tmp_path / "not-logs"
     folder.mkdir()
     (folder / "notes.jsonl").write_text('{"hello": "world"}\n')
-    said = refused(foldline(tmp_path, "import", str(folder)), f"no Claude Code or Codex session logs in {folder}")
+    said = refused(foldline(tmp_path, "import", str(folder)), f"no session logs of an agent Foldline reads in {folder}")
     assert "~/.claude/projects" in said
 
 
 def test_import_of_a_missing_path_names_it_and_makes_no_store(tmp_path: Path) -> None:
     refused(foldline(tmp_path, "import", "gone", "--db", "x.db"), "no such file or folder: gone")
     (tmp_path / "empty").mkdir()
-    refused(foldline(tmp_path, "import", "empty", "--db", "x.db"), "no Claude Code or Codex session logs in")
+    refused(foldline(tmp_path, "import", "empty", "--db", "x.db"), "no session logs of an agent Foldline reads in")
     assert not (tmp_path / "x.db").exists()
 
 

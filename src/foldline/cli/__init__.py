@@ -11,6 +11,7 @@ from .accounts import account
 from .common import Group
 from .imports import import_command
 from .mcp import mcp_command
+from .redact import redact
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
@@ -37,6 +38,7 @@ main.add_command(maintenance)
 main.add_command(click.Command("restamp", callback=restamp.callback, params=restamp.params, hidden=True,
                                help=restamp.help))  # fmt: skip
 main.add_command(status)
+main.add_command(redact)
 main.add_command(usage_command)
 
 __all__ = ["main"]

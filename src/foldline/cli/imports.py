@@ -1,4 +1,4 @@
-"""``foldline import PATH...``: import Claude Code and Codex sessions, with a progress bar."""
+"""``foldline import PATH...``: import the session logs of every agent Foldline reads, with a progress bar."""
 
 from __future__ import annotations
 
@@ -17,7 +17,10 @@ from ..store import sqlite_file
 from .common import service
 from .progress import progress_bar
 
-WHERE_LOGS = "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions"
+WHERE_LOGS = (
+    "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions;"
+    " docs/import.md says where each other agent keeps its own"
+)
 
 
 def report(summary: Summary, as_json: bool) -> None:
@@ -50,14 +53,16 @@ def import_command(
     watch: bool,
     wait_index: bool,
 ) -> None:
-    """Import Claude Code and Codex session logs (files or folders) into Foldline."""
+    """Import agents' session logs (files or folders, any mix of agents) into Foldline.
+
+    docs/import.md lists the agents it reads and where each keeps its logs."""
     # Said before any store is opened or made. A watched folder may get its first log later.
     missing = [p for p in paths if not Path(p).expanduser().exists()]
     if missing:
         raise Unusable(f"no such file or folder: {', '.join(missing)}", WHERE_LOGS)
     if not watch and not has_session_logs(paths):
         where = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-        raise Unusable(f"no Claude Code or Codex session logs in {where}", WHERE_LOGS)
+        raise Unusable(f"no session logs of an agent Foldline reads in {where}", WHERE_LOGS)
     file = sqlite_file(db)
     existed = file is None or file.exists()
     with service(db) as transcripts:

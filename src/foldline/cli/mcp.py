@@ -8,7 +8,6 @@ import click
 
 from ..errors import NotFound, Unauthorized
 from ..local_account import ensure_local
-from ..mcp.server import run_stdio
 from ..service import canonical_uuid
 from .common import Failed, db_option, service
 
@@ -32,4 +31,6 @@ def mcp_command(account_id: str | None, db: str) -> None:
                 raise Failed("FOLDLINE_TOKEN is not a valid token (expired, revoked or mistyped)") from None
         else:
             who = ensure_local(transcripts, db).account_id
+        from ..mcp.server import run_stdio  # the SDK loads only for this command
+
         run_stdio(transcripts, who)

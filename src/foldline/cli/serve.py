@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import TYPE_CHECKING
 
 import click
 
 from .. import server
-from ..app import Background, create_app
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
 from ..indexer import Indexer
@@ -18,6 +18,9 @@ from ..settings import Settings
 from ..store import shown, sqlite_file
 from .common import db_option, service, settings_for
 from .progress import progress_bar
+
+if TYPE_CHECKING:  # the web app loads only when serving: every other command starts faster
+    from ..app import Background
 
 
 @click.command()
@@ -37,12 +40,12 @@ from .progress import progress_bar
     type=click.IntRange(1, 65535),
     help="The port to listen on.",
 )
-@click.option("--watch", is_flag=True, help="Follow Claude Code and Codex session folders live.")
+@click.option("--watch", is_flag=True, help="Follow this machine's agents' session folders live (see docs/import.md).")
 @click.option(
     "--import/--no-import",
     "first_import",
     default=None,
-    help="On first run (an empty local workspace), import this machine's Claude Code and Codex sessions, "
+    help="On first run (an empty local workspace), import this machine's agents' sessions, "
     "or the samples without any. Default: on a SQLite file yes, on PostgreSQL (a team's database) no.",
 )
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes serving the app.")
@@ -71,6 +74,8 @@ def run(
             click.echo(first.line())
     # The search indexer beside the app (one per serving process group: with several workers,
     # this supervising process runs it, as it runs the watcher).
+    from ..app import create_app
+
     background: list[Background] = [Indexer(transcripts)]
     if watch and local is not None:
         background += watchers(transcripts, local)
@@ -107,7 +112,7 @@ def watchers(transcripts: Transcripts, local: Local) -> list[Background]:
     """A watcher of this machine's session folders, if it has any."""
     folders = [str(p) for p in session_dirs()]
     if not folders:
-        click.echo("--watch: no Claude Code or Codex session folder on this machine, nothing to follow")
+        click.echo("--watch: no agent's session folder on this machine, nothing to follow")
         return []
     click.echo(f"watching {', '.join(folders)} for new session lines")
     return [Watcher(transcripts, local, folders)]

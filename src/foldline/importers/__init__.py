@@ -1,4 +1,4 @@
-"""Importing the session logs that Claude Code and Codex write, through the write door."""
+"""Importing the session logs that coding agents write, through the write door (one module per format)."""
 
 from .detect import has_session_logs
 from .importer import import_paths

@@ -33,6 +33,7 @@ from .session import (
     Json,
     Session,
     is_idle,
+    lift_images,
     set_output,
     settle_conversation,
     short_title,
@@ -41,6 +42,9 @@ from .session import (
 )
 
 SPAWNERS = ("Task", "Agent")
+COMPACTIONS = ("compact_boundary", "microcompact_boundary")
+# The label of a user line that nobody typed (``origin.kind``, a queued command's mode), drawn quietly.
+NOTICES = {"task-notification": "Task notification", "peer": "Message from another session"}
 
 
 @dataclass
@@ -51,6 +55,7 @@ class Builder:
     conv: Conversation
     result_dirs: list[Path]
     calls: dict[str, Json] = field(default_factory=dict)  # tool_use id -> its part
+    call_messages: dict[str, Json] = field(default_factory=dict)  # tool_use id -> the message holding it
     agent_calls: dict[str, str] = field(default_factory=dict)  # subagent id -> call that started it
     first_prompt: str | None = None
     first_command: str | None = None  # a slash command, the title only when nothing else is typed
@@ -76,6 +81,8 @@ class Builder:
             self.user(d)
         elif kind == "system":
             self.system(d)
+        elif kind == "attachment":
+            self.attachment(d)
 
     def assistant(self, d: Json) -> None:
         body = d.get("message")
@@ -85,6 +92,8 @@ class Builder:
         meta = self.context(d, envelope(d, "assistant"))
         if isinstance(body.get("model"), str):
             meta["model"] = body["model"]
+        if d.get("isApiErrorMessage"):  # retries ran out: the CLI's own words, not the model's
+            meta["notice"] = "API error"
         message, _ = self.conv.message(key, "assistant", meta)
         usage = claude_usage(body.get("usage"))
         if usage is not None:  # each line of a message repeats its usage; the last one is the whole
@@ -106,6 +115,7 @@ class Builder:
         elif kind == "tool_use" and isinstance(block.get("id"), str) and block["id"] not in self.calls:
             part = tool_part(self.registry, str(block.get("name") or "unknown"), block["id"], block.get("input"))
             self.calls[block["id"]] = part
+            self.call_messages[block["id"]] = message
             message["parts"].append(part)
 
     def user(self, d: Json) -> None:
@@ -124,25 +134,56 @@ class Builder:
         for flag, name in (("isMeta", "isMeta"), ("isCompactSummary", "compactSummary")):
             if d.get(flag):
                 meta[name] = True
-        message, _ = self.conv.message("u:" + str(d.get("uuid")), "user", meta)
+        origin = d.get("origin")
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        if isinstance(kind, str) and kind != "human":  # a background task's report, not typed
+            meta["notice"] = NOTICES.get(kind, kind)
+        self.prompt_message("u:" + str(d.get("uuid")), meta, parts)
+
+    def prompt_message(self, key: str, meta: Json, parts: list[Json]) -> None:
+        message, _ = self.conv.message(key, "user", meta)
         message["parts"].extend(parts)
-        if self.first_prompt is None and not d.get("isMeta") and not d.get("isCompactSummary"):
+        if self.first_prompt is None and not any(meta.get(k) for k in ("isMeta", "compactSummary", "notice")):
             title = prompt_title(parts)
             if title and title.startswith("/"):
                 self.first_command = self.first_command or title
             else:
                 self.first_prompt = title
 
+    def attachment(self, d: Json) -> None:
+        """A prompt typed while a turn ran: Claude Code keeps it only as a ``queued_command``
+        attachment (a task's notification comes the same way, shown quietly)."""
+        a = d.get("attachment")
+        if not isinstance(a, dict) or a.get("type") != "queued_command" or a.get("isMeta"):
+            return
+        raw = a.get("prompt")
+        blocks = [{"type": "text", "text": raw}] if isinstance(raw, str) else raw
+        parts = [p for p in (user_part(b) for b in blocks) if p is not None] if isinstance(blocks, list) else []
+        if not parts:
+            return
+        meta = self.context(d, envelope(d, "attachment"))
+        meta["queued"] = True
+        origin = a.get("origin")
+        kind = origin.get("kind") if isinstance(origin, dict) else None
+        mode = a.get("commandMode")
+        if mode not in (None, "prompt") or (isinstance(kind, str) and kind != "human"):
+            meta["notice"] = NOTICES.get(str(mode if mode not in (None, "prompt") else kind), "Queued message")
+        self.prompt_message("q:" + str(d.get("uuid")), meta, parts)
+
     def result(self, block: Json, extra: Any) -> None:
         call_id = block.get("tool_use_id")
         part = self.calls.get(call_id) if isinstance(call_id, str) else None
         if part is None or call_id is None:
             return
-        output = whole_output(result_output(block.get("content")), call_id, extra, self.result_dirs)
+        output, cut = whole_output(result_output(block.get("content")), call_id, extra, self.result_dirs)
         failed = bool(block.get("is_error"))
+        if not failed:
+            output = lift_images(self.call_messages[call_id], part, output)
         set_output(part, output, error=failed)
         name = part.get("toolName", part["type"][5:])
         facts = tool_metadata(extra) or {}
+        if cut is not None:  # the whole output is not in the log: say so, and how big it was
+            facts.update(cut)
         code = bash_exit_code(output) if name == "Bash" and failed else None  # only a failure is headed so
         if code is not None:
             facts.setdefault("exitCode", code)
@@ -155,14 +196,38 @@ class Builder:
 
     def system(self, d: Json) -> None:
         text = d.get("content")
+        if d.get("subtype") == "api_error":
+            text = api_error_text(d)
         if not isinstance(text, str) or not text.strip():
             return
         meta = envelope(d, "system")
-        for key in ("subtype", "level", "compactMetadata"):
+        for key in ("subtype", "level", "compactMetadata", "microcompactMetadata"):
             if d.get(key) is not None:
                 meta[key] = d[key]
+        if d.get("subtype") in COMPACTIONS:
+            meta["compaction"] = True
+        elif d.get("subtype") == "api_error":
+            meta["notice"] = "API retry"
         message, _ = self.conv.message("s:" + str(d.get("uuid")), "system", meta)
         message["parts"].append({"type": "text", "text": text, "state": "done"})
+
+
+def api_error_text(d: Json) -> str:
+    """An ``api_error`` retry line, in one short sentence."""
+    found = d.get("error")
+    error: Json = found if isinstance(found, dict) else {}
+    status = error.get("status")
+    body = error.get("error")
+    inner = body.get("error") if isinstance(body, dict) else None
+    said = inner.get("message") if isinstance(inner, dict) else None
+    text = "API error" + (f" {status}" if isinstance(status, int) else "")
+    text += f": {said}" if isinstance(said, str) else ""
+    attempt, most, wait = d.get("retryAttempt"), d.get("maxRetries"), d.get("retryInMs")
+    if isinstance(attempt, int):
+        text += f"; retry {attempt}" + (f" of {most}" if isinstance(most, int) else "")
+        if isinstance(wait, int | float) and not isinstance(wait, bool):
+            text += f" in {wait / 1000:.1f} s"
+    return text
 
 
 def claude_usage(raw: Any) -> Json | None:
@@ -237,12 +302,15 @@ def parse_session(main: Path, agents: list[Path], session_id: str, registry: Reg
     titles: dict[str, str] = {}
     summaries: list[tuple[Any, str]] = []  # (leafUuid, summary), in file order
     uuids: set[str] = set()
+    progress: dict[str, list[Json]] = {}  # call -> its subagent's messages, as agent_progress lines gave them
     for d in unique_lines(main):
         line_uuid = d.get("uuid")
         if isinstance(line_uuid, str):
             uuids.add(line_uuid)
         note_title(d, titles, summaries)
-        if d.get("isSidechain") and isinstance(line_uuid, str):
+        if d.get("type") == "progress":
+            note_progress(d, progress)
+        elif d.get("isSidechain") and isinstance(line_uuid, str):
             builder.conv.saw(d.get("timestamp"))  # a subagent's line is the session's activity too
             sidechain(d, line_uuid, builder, chains, root_of)
         else:
@@ -251,16 +319,49 @@ def parse_session(main: Path, agents: list[Path], session_id: str, registry: Reg
     # A summary line names the leaf message it sums up; Claude Code also copies other sessions'
     # summaries into a file, so only one whose leaf is a line of this session is its title.
     own = [text for leaf, text in summaries if isinstance(leaf, str) and leaf in uuids]
-    builder.conv.title = titles.get("ai") or (own[-1] if own else None) or builder.title
+    builder.conv.title = titles.get("custom") or titles.get("ai") or (own[-1] if own else None) or builder.title
     link_chains(session, builder, chains)
     for path in agents:
         add_agent_file(session, builder, path, registry)
+    for call, lines in progress.items():
+        if call not in session.subagents and call in builder.calls:  # no subagent file: its progress
+            add_progress(session, builder, call, lines)
     settle_all(session, registry)
     return session
 
 
+def note_progress(d: Json, progress: dict[str, list[Json]]) -> None:
+    """An ``agent_progress`` line: one message of the subagent a call started, kept by that call."""
+    data = d.get("data")
+    call = d.get("parentToolUseID")
+    if not isinstance(data, dict) or data.get("type") != "agent_progress" or not isinstance(call, str):
+        return
+    inner = data.get("message")
+    if isinstance(inner, dict) and inner.get("type") in ("user", "assistant"):
+        progress.setdefault(call, []).append(inner)
+
+
+def add_progress(session: Session, main: Builder, call: str, lines: list[Json]) -> None:
+    """A subagent known only from its parent's ``agent_progress`` lines, under the call that started it."""
+    conv = Conversation(uuid.uuid5(main.conv.namespace, "progress:" + call), idle=main.conv.idle)
+    chain = Builder(main.registry, conv, main.result_dirs)
+    seen: set[str] = set()
+    for d in lines:
+        line_uuid = d.get("uuid")
+        if isinstance(line_uuid, str):
+            if line_uuid in seen:
+                continue
+            seen.add(line_uuid)
+        chain.line(d)
+    if conv.messages:
+        conv.title = chain.title
+        session.subagents[call] = conv
+
+
 def note_title(d: Json, titles: dict[str, str], summaries: list[tuple[Any, str]]) -> None:
-    if d.get("type") == "ai-title" and isinstance(d.get("aiTitle"), str):
+    if d.get("type") == "custom-title" and isinstance(d.get("customTitle"), str) and d["customTitle"].strip():
+        titles["custom"] = d["customTitle"]  # the title a person gave the session
+    elif d.get("type") == "ai-title" and isinstance(d.get("aiTitle"), str):
         titles["ai"] = d["aiTitle"]
     elif d.get("type") == "summary" and isinstance(d.get("summary"), str):
         summaries.append((d.get("leafUuid"), d["summary"]))

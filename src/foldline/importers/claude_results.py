@@ -53,11 +53,16 @@ def block_text(block: Any) -> str | None:
 
 
 def image_block(block: Json) -> Json | None:
+    """An image block as a content item: Anthropic's (``source: {data, media_type}``) or an MCP
+    tool's (``data``, ``mimeType``)."""
     source = block.get("source")
-    if not isinstance(source, dict) or not isinstance(source.get("data"), str):
-        return None
-    media = source.get("media_type") if isinstance(source.get("media_type"), str) else "image/png"
-    return {"type": "media", "mediaType": media, "data": source["data"]}
+    if isinstance(source, dict) and isinstance(source.get("data"), str):
+        media = source.get("media_type") if isinstance(source.get("media_type"), str) else "image/png"
+        return {"type": "media", "mediaType": media, "data": source["data"]}
+    if isinstance(block.get("data"), str) and block["data"]:
+        media = block.get("mimeType") or block.get("mediaType") or block.get("media_type")
+        return {"type": "media", "mediaType": media if isinstance(media, str) else "image/png", "data": block["data"]}
+    return None
 
 
 def result_output(content: Any) -> Any:
@@ -82,28 +87,44 @@ def result_output(content: Any) -> Any:
     return items
 
 
-def whole_output(output: Any, call_id: str, extra: Any, result_dirs: list[Path]) -> Any:
-    """Replace a persisted-output preview by the whole output, when it can be found."""
+def whole_output(output: Any, call_id: str, extra: Any, result_dirs: list[Path]) -> tuple[Any, Json | None]:
+    """Replace a persisted-output preview by the whole output, when it can be found; and, when
+    only part of it is in the log, the facts that say so (``truncated``, the real size)."""
     if not isinstance(output, str) or not output.lstrip().startswith(PERSISTED):
-        return output
+        return output, None
     for folder in result_dirs if SAFE_CALL_ID.fullmatch(call_id) else []:
         saved = saved_result(folder, call_id)
         if saved is None:
             continue
         try:
-            return saved.read_text(encoding="utf-8", errors="replace")
+            return saved.read_text(encoding="utf-8", errors="replace"), None
         except OSError:
             continue
-    if isinstance(extra, dict):
-        stdout, stderr = extra.get("stdout"), extra.get("stderr")
-        if isinstance(stdout, str) and stdout:
-            return stdout + ("\n" + stderr if isinstance(stderr, str) and stderr else "")
-        file = extra.get("file")
-        if isinstance(file, dict) and isinstance(file.get("content"), str):
-            return file["content"]
-        if isinstance(extra.get("content"), str):
-            return extra["content"]
-    return output
+    found = logged_output(extra)
+    size = extra.get("persistedOutputSize") if isinstance(extra, dict) else None
+    size = size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+    kept = found if found is not None else output
+    if found is not None and (size is None or len(found.encode("utf-8")) >= size):
+        return found, None  # the log holds it all (older builds copy the whole stdout)
+    cut: Json = {"truncated": True}
+    if size is not None:
+        cut["persistedOutputSize"] = size
+    return kept, cut
+
+
+def logged_output(extra: Any) -> str | None:
+    """The output ``toolUseResult`` holds (Claude Code caps a Bash ``stdout`` there)."""
+    if not isinstance(extra, dict):
+        return None
+    stdout, stderr = extra.get("stdout"), extra.get("stderr")
+    if isinstance(stdout, str) and stdout:
+        return stdout + ("\n" + stderr if isinstance(stderr, str) and stderr else "")
+    file = extra.get("file")
+    if isinstance(file, dict) and isinstance(file.get("content"), str):
+        return str(file["content"])
+    if isinstance(extra.get("content"), str):
+        return str(extra["content"])
+    return None
 
 
 def saved_result(folder: Path, call_id: str) -> Path | None:

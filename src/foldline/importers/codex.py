@@ -34,6 +34,7 @@ from .session import (
     Session,
     add_usage,
     is_idle,
+    lift_images,
     set_output,
     settle_conversation,
     short_title,
@@ -43,8 +44,9 @@ from .session import (
 
 INJECTED = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions", "<INSTRUCTIONS>")
 IDE_REQUEST = "## My request for Codex:"
-CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call")
-OUTPUTS = ("function_call_output", "custom_tool_call_output")
+CALLS = ("function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call")
+OUTPUTS = ("function_call_output", "custom_tool_call_output", "tool_search_output")
+COMPACTED = "Context compacted"  # a compaction's marker when Codex wrote no readable summary (0.14x)
 SHELLS = {"shell", "shell_command", "exec_command", "write_stdin", "local_shell", "container.exec"}
 # How a shell-like output states its exit code, in the heading before "Output:".
 EXIT_HEADINGS = (
@@ -62,6 +64,7 @@ class Rollout:
     prompts: set[str]
     spoken: set[str]  # user texts present as response items (the rest exist only as events)
     calls: dict[str, Json] = field(default_factory=dict)
+    call_messages: dict[str, Json] = field(default_factory=dict)  # call id -> the message holding it
     current: Json | None = None  # the assistant message being built
     answered: bool = False  # a tool output arrived since the current message began
     context: Json = field(default_factory=dict)  # model and cwd (turn_context), git branch (session_meta)
@@ -88,8 +91,15 @@ class Rollout:
             self.context.update({k: payload[k] for k in ("model", "cwd") if isinstance(payload.get(k), str)})
         elif kind == "response_item":
             self.item(d, payload)
-        elif kind == "compacted" and isinstance(payload.get("message"), str) and payload["message"]:
-            self.note(d, payload["message"], "compacted", {"compaction": True})
+        elif kind == "compacted":
+            said = payload.get("message")
+            if isinstance(said, str) and said.strip():  # older builds: the summary, readable
+                self.note(d, said, "compacted", {**COMPACTION, "compactSummary": True})
+            else:
+                self.note(d, COMPACTED, "compacted", COMPACTION)
+        elif kind == "event_msg" and payload.get("type") == "context_compacted":
+            if not self.compacted_last():  # the event repeats the compacted line before it
+                self.note(d, COMPACTED, "context_compacted", COMPACTION)
         elif kind == "event_msg" and payload.get("type") == "exec_command_end":
             self.exit_code(payload)
         elif kind == "event_msg" and payload.get("type") == "user_message":
@@ -123,6 +133,26 @@ class Rollout:
             self.call(d, p)
         elif kind in OUTPUTS:
             self.output(p)
+        elif kind == "agent_message":
+            self.agent_message(d, p)
+
+    def agent_message(self, d: Json, p: Json) -> None:
+        """A report between agents (a subagent's answer to its parent): shown quietly, by its author."""
+        parts = content_parts(p.get("content"))
+        if not parts:
+            return
+        self.current = None
+        meta = self.meta(d, "agent_message")
+        for key in ("author", "recipient"):
+            if isinstance(p.get(key), str):
+                meta[key] = p[key]
+        meta["notice"] = f"Message from {p['author']}" if isinstance(p.get("author"), str) else "Agent message"
+        message, _ = self.conv.message(f"m:{self.line_no}", "user", meta)
+        message["parts"].extend(parts)
+
+    def compacted_last(self) -> bool:
+        last = self.conv.messages[-1] if self.conv.messages else None
+        return last is not None and last["metadata"].get("compaction") is True
 
     def assistant(self, d: Json) -> Json:
         if self.current is None or self.answered:
@@ -204,17 +234,27 @@ class Rollout:
         if kind == "web_search_call":
             part = tool_part(self.registry, "web_search", call_id, p.get("action") or {})
             set_output(part, {"status": p.get("status")})
+        elif kind == "tool_search_call":
+            part = tool_part(self.registry, "tool_search", call_id, call_input(p))
+            if p.get("execution") == "server":  # searched by the server: no output comes to pair
+                set_output(part, {"status": p.get("status")})
         else:
             name, args = call_name(p), call_input(p)
             part = tool_part(self.registry, name, call_id, args)
         self.calls[call_id] = part
-        self.assistant(d)["parts"].append(part)
+        self.call_messages[call_id] = holder = self.assistant(d)
+        holder["parts"].append(part)
 
     def output(self, p: Json) -> None:
-        part = self.calls.get(str(p.get("call_id")))
+        call_id = str(p.get("call_id"))
+        part = self.calls.get(call_id)
         if part is None:
             return
-        output, facts = split_output(p.get("output"))
+        raw = {"tools": p.get("tools")} if p.get("type") == "tool_search_output" else p.get("output")
+        output, facts = split_output(raw)
+        holder = self.call_messages.get(call_id)
+        if holder is not None:
+            output = lift_images(holder, part, image_items(output))
         set_output(part, output)
         facts = dict(facts or {})
         if not isinstance(facts.get("exit_code"), int) and part.get("toolName", part["type"][5:]) in SHELLS:
@@ -236,6 +276,26 @@ class Rollout:
         self.current = None
         message, _ = self.conv.message(f"n:{self.line_no}", "system", {**self.meta(d, kind), **extra})
         message["parts"].append({"type": "text", "text": text, "state": "done"})
+
+
+COMPACTION: Json = {"compaction": True}
+
+
+def image_items(output: Any) -> Any:
+    """An output list's ``input_image`` items (``view_image``'s) as media content items."""
+    if not isinstance(output, list):
+        return output
+    items: list[Any] = []
+    for item in output:
+        url = item.get("image_url") if isinstance(item, dict) and item.get("type") == "input_image" else None
+        if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+            head, data = url[5:].split(";base64,", 1)
+            items.append({"type": "media", "mediaType": head or "image/png", "data": data})
+        elif isinstance(item, dict) and item.get("type") in ("input_text", "output_text"):
+            items.append({"type": "text", "text": item.get("text", "")})
+        else:
+            items.append(item)
+    return items
 
 
 def call_name(p: Json) -> str:
@@ -326,7 +386,9 @@ def prompt_title(text: str) -> str | None:
 
 
 def covered(text: str, texts: set[str]) -> bool:
-    return text in texts or any(t and (t in text or text in t) for t in texts)
+    """Whether ``text`` is one of ``texts``, whole (an AGENTS.md block that happens to contain a
+    short prompt is not that prompt); an IDE's request counts by the part after its heading."""
+    return text in texts or (IDE_REQUEST in text and text.split(IDE_REQUEST, 1)[1].strip() in texts)
 
 
 def user_texts(path: Path) -> tuple[set[str], set[str]]:

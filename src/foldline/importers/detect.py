@@ -23,8 +23,10 @@ def log_files(paths: Iterable[str | Path]) -> list[Path]:
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
+            root = path.resolve()
             for child in sorted(path.rglob("*")):
-                if child.name.endswith(endings) and child.is_file():
+                # a link out of the folder being imported is never followed: its target is not this folder's
+                if child.name.endswith(endings) and child.is_file() and child.resolve().is_relative_to(root):
                     found[child.resolve()] = None
         else:
             found[path.resolve()] = None

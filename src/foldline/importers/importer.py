@@ -15,7 +15,8 @@ from .session import Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
 
-NO_CONVERSATION = "holds no conversation yet"  # a session file with no message in it: no agent is made
+# Why a log that holds only bookkeeping (summaries, file snapshots) makes no agent.
+NO_CONVERSATION = "holds no conversation (no prompt, reply or tool call)"
 
 @dataclass(frozen=True, slots=True)
 class Step:

@@ -148,6 +148,46 @@ def set_output(part: Json, output: Any, error: bool = False) -> None:
         part["output"] = output
 
 
+def image_file(media_type: str, data: str, call_id: str) -> Json:
+    """An image a tool returned, as a ``file`` part (the panel draws it, a read cuts it by reference)."""
+    return {
+        "type": "file",
+        "mediaType": media_type,
+        "url": f"data:{media_type};base64,{data}",
+        "providerMetadata": {"foldline": {"toolCallId": call_id}},
+    }
+
+
+def lift_images(message: Json, part: Json, output: Any) -> Any:
+    """A tool output of content items with its images (``{"type": "media", mediaType, data}``)
+    taken out: each becomes a ``file`` part right after the tool's part in ``message``, and the
+    output keeps a short note in its place, so no base64 is ever drawn as text."""
+    if not isinstance(output, list) or not any(is_media(item) for item in output):
+        return output
+    kept: list[Any] = []
+    files: list[Json] = []
+    for item in output:
+        if not is_media(item):
+            kept.append(item)
+            continue
+        files.append(image_file(str(item["mediaType"]), str(item["data"]), str(part.get("toolCallId"))))
+        size = len(item["data"]) * 3 // 4
+        kept.append({"type": "text", "text": f"[image {len(files)}: {item['mediaType']}, {size} bytes, shown below]"})
+    at = next((i for i, p in enumerate(message["parts"]) if p is part), len(message["parts"]) - 1) + 1
+    message["parts"][at:at] = files
+    texts = [item.get("text") for item in kept if isinstance(item, dict)]
+    if len(texts) == len(kept) and all(isinstance(t, str) for t in texts):
+        return "\n".join(str(t) for t in texts)
+    return kept
+
+
+def is_media(item: Any) -> bool:
+    return (
+        isinstance(item, dict) and item.get("type") == "media"
+        and isinstance(item.get("data"), str) and isinstance(item.get("mediaType"), str)
+    )  # fmt: skip
+
+
 def settle(part: Json, registry: Registry, ended: bool) -> None:
     """Close a call that never returned (when its turn is over) and make sure the door takes the part.
 

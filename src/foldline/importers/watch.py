@@ -1,4 +1,4 @@
-"""Following session folders live: new lines are imported as Claude Code or Codex write them.
+"""Following session folders live: new lines (or rewritten files) are imported as the agents write them.
 
 ``follow`` runs in the foreground (``foldline import --watch``); a :class:`Watcher` runs the
 same loop in a background thread that the app starts and stops with itself (``foldline serve

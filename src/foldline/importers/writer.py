@@ -31,7 +31,7 @@ from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.
-IMPORTER_VERSION = 4
+IMPORTER_VERSION = 5
 # A session's new messages go to the write door in batches of one transaction each
 # (``Transcripts.put_messages``): at most this many messages, or this many bytes of their JSON.
 BATCH_MESSAGES = 500

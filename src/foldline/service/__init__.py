@@ -3,7 +3,7 @@
 :class:`Transcripts` is the only way in: routes, the CLI and the importers call its methods and
 never see the store or SQL. It is composed of one class per concept, each over
 :class:`~foldline.service.core.Core` (the store, settings, registry, access checks and the change
-notice): :mod:`.accounts`, :mod:`.workspaces`, :mod:`.agents`, :mod:`.writes`, :mod:`.reads`,
+notice): :mod:`.accounts`, :mod:`.workspaces`, :mod:`.agents`, :mod:`.writes`, :mod:`.redact`, :mod:`.reads`,
 :mod:`.search`, :mod:`.maintenance`. Access is checked in the core: a read needs membership of the
 agent's workspace, a write needs the owner, and every other case is the same
 :class:`~foldline.errors.NotFound`. Every write (messages, titles, dates) wakes live followers.
@@ -17,6 +17,7 @@ from .agents import Agents
 from .core import CALL_MAX, canonical_uuid
 from .maintenance import Maintenance
 from .reads import Reads
+from .redact import Redact
 from .search import Search
 from .tokens import hash_token
 from .workspaces import Workspaces
@@ -25,7 +26,7 @@ from .writes import Writes
 __all__ = ["CALL_MAX", "TURN_ENDED", "Transcripts", "canonical_uuid", "hash_token"]
 
 
-class Transcripts(Accounts, Workspaces, Agents, Writes, Reads, Search, Maintenance):
+class Transcripts(Accounts, Workspaces, Agents, Redact, Writes, Reads, Search, Maintenance):
     """The service: accounts, workspaces, agents, the write door and every read.
 
     ``Transcripts.open(settings)`` opens (and migrates) the store at ``settings.db``; ``close()``

@@ -360,7 +360,7 @@ function toolFold(msgId, index, part, state, ctx) {
   details.dataset.shown = shown;
   const bits = [
     el("span", "tool-name", name),
-    el("span", "tool-input", shortInput(part.input)),
+    el("span", "tool-input", shortInput(part.input, name)),
     el("span", "badge state-" + shown, label),
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
   ];
@@ -678,6 +678,9 @@ const INJECTED = [
 
 function injectedText(msgId, index, part, state) {
   const meta = state && state.meta && typeof state.meta === "object" ? state.meta : {};
+  // A line nobody typed that the importer labels (a task's notification, an API retry, a report
+  // between agents): folded away under its label.
+  if (typeof meta.notice === "string" && meta.notice) return metaFold(msgId, index, meta.notice, String(part.text ?? "").trim());
   if (meta.injected !== true) return null;
   const text = String(part.text ?? "");
   const found = INJECTED.find(([pattern]) => pattern.test(text));

@@ -1,6 +1,7 @@
 // What a tool part says about itself: its tool's name, the state it is shown in, how it ended,
 // how long it ran, and the input its row shows.
 
+import { formatBytes } from "./format.js";
 import { plainText } from "./markdown.js";
 
 export function toolName(part) {
@@ -41,6 +42,10 @@ export function exitFacts(part) {
     const code = [source.exit_code, source.exitCode, source.returnCode].find((c) => typeof c === "number");
     if (code !== undefined && code !== 0) facts.push("exit " + code);
     if (source.interrupted === true) facts.push("interrupted");
+    if (source.truncated === true) {
+      const was = typeof source.persistedOutputSize === "number" ? ` (was ${formatBytes(source.persistedOutputSize)})` : "";
+      facts.push("truncated" + was);
+    }
   }
   return facts;
 }
@@ -54,17 +59,62 @@ export function subagentLabel(part) {
   return null;
 }
 
+// The most telling input of each known tool, for its row: the input's keys whose values are
+// shown, in order, or a function of the input. Claude Code's tools, then Codex's; a tool not
+// here shows the first of INPUT_KEYS it has. A new format's tools are one line each.
+const ROW_INPUT = {
+  Bash: ["command"],
+  Grep: ["pattern", "path", "glob"],
+  Glob: ["pattern", "path"],
+  WebFetch: ["url"],
+  WebSearch: ["query"],
+  Task: ["description"],
+  Agent: ["description"],
+  Read: ["file_path"],
+  Edit: ["file_path"],
+  MultiEdit: ["file_path"],
+  Write: ["file_path"],
+  NotebookEdit: ["notebook_path"],
+  shell: ["command"],
+  shell_command: ["command"],
+  local_shell: ["command"],
+  "container.exec": ["command"],
+  exec_command: ["cmd"],
+  write_stdin: ["chars"],
+  web_search: ["query"],
+  view_image: ["path"],
+  update_plan: ["explanation"],
+  apply_patch: (input) => patchFiles(typeof input === "string" ? input : input && (input.input ?? input.patch)),
+};
+
+// The files a Codex patch touches ("*** Update File: src/app.ts").
+function patchFiles(patch) {
+  if (typeof patch !== "string") return null;
+  const files = [...patch.matchAll(/^\*\*\* (?:Add|Update|Delete) File: (.+)$/gm)].map((m) => m[1].trim());
+  return files.length ? files.join(" ") : null;
+}
+
 const INPUT_KEYS = ["command", "cmd", "file_path", "path", "pattern", "url", "query", "description", "prompt", "message"];
 
-export function shortInput(input) {
+const asText = (value) => (Array.isArray(value) ? value.join(" ") : typeof value === "string" ? value : JSON.stringify(value));
+
+// What a tool's row shows of its input: the tool's own choice (ROW_INPUT), else the first known key.
+export function shortInput(input, name = null) {
   if (input === undefined || input === null) return "";
-  let text;
-  if (typeof input === "string") text = input;
-  else if (typeof input === "object" && !Array.isArray(input)) {
-    const key = INPUT_KEYS.find((k) => input[k] !== undefined && input[k] !== null);
-    const value = key === undefined ? input : input[key];
-    text = Array.isArray(value) ? value.join(" ") : typeof value === "string" ? value : JSON.stringify(value);
-  } else text = JSON.stringify(input);
+  const rule = name === null ? undefined : ROW_INPUT[name];
+  let text = null;
+  if (typeof rule === "function") text = rule(input);
+  else if (rule && typeof input === "object" && !Array.isArray(input)) {
+    const found = rule.filter((k) => input[k] !== undefined && input[k] !== null && input[k] !== "").map((k) => asText(input[k]));
+    if (found.length) text = found.join(" · ");
+  }
+  if (text === null) {
+    if (typeof input === "string") text = input;
+    else if (typeof input === "object" && !Array.isArray(input)) {
+      const key = INPUT_KEYS.find((k) => input[k] !== undefined && input[k] !== null);
+      text = asText(key === undefined ? input : input[key]);
+    } else text = JSON.stringify(input);
+  }
   text = String(text).replace(/\s+/g, " ").trim();
   return text.length > 140 ? text.slice(0, 139) + "…" : text;
 }

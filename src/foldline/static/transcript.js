@@ -448,7 +448,7 @@ export class Transcript {
       article.dataset.cc = own[0].dataset.cc || "meta";
     }
     if (meta.isMeta === true || meta.compactSummary === true) article.classList.add("cc");
-    if (meta.subtype === "compact_boundary") article.classList.add("compact-boundary");
+    if (meta.subtype === "compact_boundary" || (meta.compaction === true && meta.compactSummary !== true)) article.classList.add("compact-boundary");
     if (skipped.size) {
       body.append(el("p", "muted skipped", `${skipped.size} part(s) not shown: a retired tool or a stored row that no longer reads.`));
     }

@@ -225,14 +225,23 @@ class Reads(Hooks):
         """Up to ``limit`` messages not stamped ``stamp``, in key order after ``after`` (a
         conversation id and a message id): each with its conversation."""
         m = messages.c
+        return self.message_keys(after, limit, or_(m.checked.is_(None), m.checked != stamp))
+
+    def message_keys(
+        self, after: tuple[str, str] | None, limit: int, where: Any = None
+    ) -> list[tuple[Conversation, str]]:
+        """Up to ``limit`` stored messages (those ``where`` holds for), in key order after
+        ``after`` (a conversation id and a message id): each with its conversation."""
+        m = messages.c
         query = (
             self._conversation_query()
             .add_columns(m.id.label("message_id"))
             .join(messages, conversations.c.id == m.conversation_id)
-            .where(or_(m.checked.is_(None), m.checked != stamp))
             .order_by(m.conversation_id, m.id)
             .limit(limit)
         )
+        if where is not None:
+            query = query.where(where)
         if after is not None:
             query = query.where(tuple_(m.conversation_id, m.id) > tuple_(*after))
         with self.read() as conn:

@@ -99,6 +99,21 @@ class SQLiteStore(Store):
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
 
+    def compact(self) -> None:
+        # The search index merged into fresh segments, the file rebuilt without its free pages,
+        # and the write-ahead log checkpointed and cut to nothing: no old text stays in either.
+        with self._writer:
+            raw = self.engine.raw_connection()
+            try:
+                driver = raw.driver_connection
+                assert driver is not None
+                driver.isolation_level = None
+                driver.execute("INSERT INTO part_text_fts(part_text_fts) VALUES ('optimize')")
+                driver.execute("VACUUM")
+                driver.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                raw.close()
+
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), in one
         # read transaction held until the last chunk: a whole 100 MB part costs a chunk of memory.

@@ -333,6 +333,13 @@ class Writes(Hooks):
 
     # -- import bookkeeping --------------------------------------------------------------
 
+    def compact(self) -> None:
+        """Leave no copy of rewritten text behind (after ``foldline redact``). PostgreSQL: a
+        VACUUM marks the old row versions' space free (only ``VACUUM FULL`` rewrites the files;
+        docs/security.md); SQLite overrides it to rebuild its file and empty its log."""
+        with self.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM")
+
     def import_state(self, source: str) -> str | None:
         """What the importers recorded for a source (a session file), or None if never imported."""
         with self.read() as conn:
