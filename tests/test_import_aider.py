@@ -23,6 +23,7 @@ from format_checks import (
 )
 
 from foldline.importers.detect import find_groups
+from foldline.importers.importer import NO_CONVERSATION
 from foldline.service import Transcripts
 
 AIDER = DATA / "aider"
@@ -178,5 +179,5 @@ def test_a_history_of_launches_without_a_prompt_makes_no_agent(transcripts: Tran
     log = tmp_path / ".aider.chat.history.md"
     log.write_text("\n# aider chat started at 2025-07-15 11:38:37\n\n> Aider v0.85.1  \n> Main model: gpt-4o  \n")
     account, workspace, summary = imported(transcripts, [log])
-    assert summary.skipped == [(str(log.resolve()), "holds no conversation yet")]
+    assert summary.skipped == [(str(log.resolve()), NO_CONVERSATION)]
     assert agents(transcripts, account, workspace) == []
