@@ -18,7 +18,10 @@ from foldline.service import Transcripts
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 FORMAT_DIRS = {"gemini-cli": "gemini-cli", "copilot-cli": "copilot-cli", "copilot-vscode": "copilot-vscode",
-               "cursor": "cursor", "amp": "amp", "claude-code": "claude-code", "codex": "codex"}  # fmt: skip
+               "cursor": "cursor", "amp": "amp", "claude-code": "claude-code", "codex": "codex",
+               "aider": "aider", "crush": "crush", "opencode": "opencode", "openhands": "openhands",
+               "pi": "pi", "droid": "droid", "continue": "continue",
+               "windsurf": "windsurf"}  # fmt: skip
 ENDED = "the turn ended before this tool returned"
 Json = dict[str, Any]
 
@@ -87,7 +90,7 @@ def other_formats_files(mine: str) -> list[Path]:
     """The real logs of every other format in tests/data."""
     return sorted(
         p for name, folder in FORMAT_DIRS.items() if name != mine
-        for p in (DATA / folder).rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
+        for p in (DATA / folder).rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".md", ".db")
         and not p.name.endswith(".meta.json")
     )  # fmt: skip
 

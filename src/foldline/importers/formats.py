@@ -42,6 +42,13 @@ class Group:
     session_id: str
     agents: list[Path] = field(default_factory=list)  # its other files: subagents' logs, a database's -wal
     orphan: bool = False  # a Claude Code agent file without its session
+    shared: bool = False  # its main file holds other sessions too (a SQLite store, an Aider log)
+
+    @property
+    def record(self) -> Path:
+        """The key of what the last import saw of its files: the main file's path, or for a file
+        shared by many sessions, that path and the session (each is checked on its own)."""
+        return Path(f"{self.main}#{self.session_id}") if self.shared else self.main
 
     @property
     def files(self) -> list[Path]:
@@ -103,11 +110,31 @@ def one_session(name: str, session_id: Callable[[Head], str]) -> Callable[[Head,
 
 def registered() -> tuple[Format, ...]:
     """Every format, in the order they are tried."""
-    from . import amp, claude_code, codex, copilot_cli, copilot_vscode, cursor, gemini_cli
+    from . import (
+        aider,
+        amp,
+        claude_code,
+        codex,
+        continue_cli,
+        copilot_cli,
+        copilot_vscode,
+        crush,
+        cursor,
+        droid,
+        gemini_cli,
+        opencode,
+        openhands,
+        pi,
+        windsurf,
+    )
 
-    # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried first,
+    # SQLite stores first: told from their first bytes, before any format reads a binary file's lines.
+    # Gemini and VS Code documents carry a ``sessionId`` a Claude Code line would: tried next,
     # with Amp's, told from their first bytes before any format reads a pretty-printed file's lines
     return (
+        crush.FORMAT,
+        opencode.FORMAT,
+        continue_cli.FORMAT,
         gemini_cli.FORMAT,
         copilot_vscode.FORMAT,
         amp.FORMAT,
@@ -115,6 +142,11 @@ def registered() -> tuple[Format, ...]:
         codex.FORMAT,
         copilot_cli.FORMAT,
         cursor.FORMAT,
+        aider.FORMAT,
+        openhands.FORMAT,
+        pi.FORMAT,
+        droid.FORMAT,
+        windsurf.FORMAT,
     )
 
 

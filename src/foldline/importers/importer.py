@@ -46,7 +46,7 @@ def import_group(writer: Writer, group: Group) -> Summary:
     agent = agent_id(writer.workspace, key)
     try:
         files = fingerprint(group)
-        state = writer.load_state(group.main, key)
+        state = writer.load_state(group.record, key)
         current = state.get("version") == IMPORTER_VERSION
         if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
             return Summary(unchanged=1)
@@ -67,7 +67,7 @@ def import_group(writer: Writer, group: Group) -> Summary:
             done = writer.write(session, agent, hashes)
     except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
         return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
-    writer.save_state(group.main, key, files, hashes)
+    writer.save_state(group.record, key, files, hashes)
     if not done.messages:  # parsed again (another path, a touched file), nothing new: up to date
         done.unchanged = 1
     return done
