@@ -14,16 +14,15 @@ from typing import Any
 import orjson
 
 from .errors import BadRequest
+from .sources import SOURCES
 from .usage import Usage, dollars
 
 SORTS = ("activity", "messages", "tokens", "cost", "title")
-SOURCES = ("claude-code", "codex", "api")
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 200
 PROJECT_MAX = 4096  # characters in a project filter
 CURSOR_MAX = 2048
 LIVE_MINUTES = 5  # an agent written to this recently is marked live
-SOURCE_NAMES = {"claude-code": "Claude Code", "codex": "Codex", "api": "API"}
 
 Json = dict[str, Any]
 

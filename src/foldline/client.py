@@ -79,8 +79,9 @@ class Prices(TypedDict):
 
 class AgentSummary(TypedDict):
     """An agent as listed (``GET /api/agents``). Times are ISO 8601 UTC strings. ``source`` is
-    ``claude-code``, ``codex`` or ``api``; ``messages`` and ``usage`` count its subagents' too;
-    ``live``: written to in the last 5 minutes."""
+    an importer's name (``claude-code``, ``codex``, ``gemini-cli``, … as ``foldline.sources``
+    lists them) or ``api``; ``messages`` and ``usage`` count its subagents' too; ``live``:
+    written to in the last 5 minutes."""
 
     id: str
     workspace_id: str
@@ -309,7 +310,7 @@ class Client:
         cursor: str | None = None,
     ) -> AgentList:
         """One page of the workspace's agents: ``sort`` is activity (default), messages, tokens,
-        cost or title; ``order`` asc or desc; ``source`` claude-code, codex or api; ``project`` a
+        cost or title; ``order`` asc or desc; ``source`` an importer's name or api; ``project`` a
         folder; ``limit`` 1–200 (default 50); ``cursor`` the ``next`` of the page before."""
         asked = {"workspace_id": workspace_id, "sort": sort, "order": order, "source": source, "project": project,
                  "limit": limit, "cursor": cursor}  # fmt: skip

@@ -29,6 +29,7 @@ from .limits import Gate, Slots
 from .message import inexact_integer
 from .pool import in_pool
 from .service import Transcripts
+from .sources import SOURCES
 from .wire import PAGE_LIMIT_MAX, SEQ_MAX, bearer_token, parse_before, parse_counter, parse_page_limit
 
 TOKEN_COOKIE = "foldline_token"
@@ -235,7 +236,7 @@ AgentOrder = Annotated[
 ]
 AgentSource = Annotated[
     str | SkipJsonSchema[None],
-    Query(description="only agents of this source", json_schema_extra={"enum": ["claude-code", "codex", "api"]}),
+    Query(description="only agents of this source", json_schema_extra={"enum": list(SOURCES)}),
 ]
 AgentProject = Annotated[
     str | SkipJsonSchema[None], Query(description="only agents that ran in this folder (as `project` gives it)")

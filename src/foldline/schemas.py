@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field, WithJsonSchema
 from pydantic.json_schema import SkipJsonSchema
 
 from . import message as shape
+from .sources import SOURCES
 
 REF = "#/components/schemas/"
 Schema = dict[str, Any]
@@ -259,8 +260,9 @@ class AgentSummary(BaseModel):
     title: str | None
     created_at: str = Field(description="ISO 8601, UTC")
     updated_at: str = Field(description="ISO 8601, UTC: the last write to it or to one of its subagents")
-    source: Literal["claude-code", "codex", "api"] | None = Field(
-        description="who wrote it: an importer's source, else api; null until its first message"
+    source: str | None = Field(
+        description="who wrote it: an importer's source, else api; null until its first message",
+        json_schema_extra={"enum": [*SOURCES, None]},
     )
     project: str | None = Field(description="the folder it ran in (its messages' `cwd`)")
     branch: str | None = Field(description="its git branch (`gitBranch`, or Codex's `git.branch`)")

@@ -224,15 +224,15 @@ class Reader:
     """One session's rows as a conversation."""
 
     name: str
-    store: Store
+    db: Store  # the agent's own SQLite store (read from a copy), not Foldline's
     registry: Registry
     conv: Conversation
     calls: dict[str, Json] = field(default_factory=dict)
 
     def rows(self, sid: str) -> None:
-        for row in self.store.messages.get(sid, []):
+        for row in self.db.messages.get(sid, []):
             self.row(row)
-        session = self.store.sessions.get(sid, {})
+        session = self.db.sessions.get(sid, {})
         title = session.get("title")
         self.conv.title = short_title(title) if isinstance(title, str) and title not in PLACEHOLDER_TITLES else None
         self.conv.title = self.conv.title or self.first_prompt()
@@ -261,8 +261,8 @@ class Reader:
         when = moment(row.get("created_at"))
         if when:
             meta["timestamp"] = when
-        if self.store.version:
-            meta["schema"] = self.store.version
+        if self.db.version:
+            meta["schema"] = self.db.version
         for key, out in (("model", "model"), ("provider", "provider")):
             if isinstance(row.get(key), str) and row[key]:
                 meta[out] = row[key]

@@ -13,6 +13,7 @@ from ..cut import candidate, cut_text
 from ..errors import Conflict, NotFound
 from ..message import check_message, set_unknown_outcome, tool_name
 from ..search.fields import searchable
+from ..sources import NAMES
 from ..store import AgentFacts, Conversation, MessageWrite, StaleWrite, StoredPart
 from ..store.chunks import FieldText
 from ..usage import NAME_MAX, message_usage, parse_usage
@@ -129,15 +130,15 @@ class Writes(Core):
 
 
 def agent_facts(role: str, metadata: Any) -> AgentFacts:
-    """Where an agent ran, as a message's metadata says: its source (``claude-code`` or
-    ``codex`` as the importers mark it, else ``api``), folder (``cwd``), git branch
+    """Where an agent ran, as a message's metadata says: its source (an importer's name, as
+    :mod:`foldline.sources` lists them, else ``api``), folder (``cwd``), git branch
     (``gitBranch``, or Codex's ``git.branch``) and, for an assistant message, its model."""
     meta = metadata if isinstance(metadata, dict) else {}
 
     def text(value: Any, most: int) -> str | None:  # NUL cannot be stored in PostgreSQL text
         return value[:most] if isinstance(value, str) and value and "\x00" not in value else None
 
-    source = meta.get("source") if meta.get("source") in ("claude-code", "codex") else "api"
+    source = meta.get("source") if meta.get("source") in NAMES else "api"
     git = meta.get("git")
     branch = text(meta.get("gitBranch"), NAME_MAX) or (
         text(git.get("branch"), NAME_MAX) if isinstance(git, dict) else None

@@ -29,7 +29,25 @@ function navLink(href, text, className) {
   return a;
 }
 
-const SOURCES = { "claude-code": "Claude Code", codex: "Codex", api: "API" };
+// Who wrote an agent, by its source's name: foldline/sources.py's table (tests/test_sources.py keeps them equal).
+const SOURCES = {
+  "claude-code": "Claude Code",
+  codex: "Codex",
+  "gemini-cli": "Gemini CLI",
+  "copilot-cli": "GitHub Copilot CLI",
+  "copilot-vscode": "Copilot Chat (VS Code)",
+  cursor: "Cursor",
+  amp: "Amp",
+  aider: "Aider",
+  crush: "Crush",
+  opencode: "opencode",
+  openhands: "OpenHands",
+  continue: "Continue",
+  windsurf: "Windsurf",
+  pi: "pi",
+  droid: "Factory Droid",
+  api: "API",
+};
 const SORTS = [
   ["activity", "Last activity"],
   ["messages", "Messages"],
