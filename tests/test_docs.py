@@ -70,3 +70,20 @@ def test_the_readme_python_example_runs_verbatim(
     assert len(orjson.dumps(scope["page"])) < 20_000, "the example's page weighs kilobytes"
     assert scope["whole"]["output"] == scope["huge_log"]  # type: ignore[index]
     assert "the page: " in capsys.readouterr().out
+
+
+def test_the_tree_in_architecture_is_the_tree_on_disk() -> None:
+    """Every module and package of foldline is named in docs/architecture.md's tree."""
+    text = (DOCS / "architecture.md").read_text()
+    tree = text[text.index("```\nsrc/foldline/") : text.index("```", text.index("```\nsrc/foldline/") + 3)]
+    package = ROOT / "src" / "foldline"
+    missing = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "__init__.py" or "samples" in path.parts:
+            continue
+        name = path.relative_to(package)
+        if len(name.parts) > 1 and name.parts[0] in ("cli", "importers"):  # a module per command / format
+            continue
+        if not re.search(rf"(?<![\w/]){re.escape(name.name)}", tree) and str(name) not in tree:
+            missing.append(str(name))
+    assert missing == [], f"docs/architecture.md's tree misses {missing}"
