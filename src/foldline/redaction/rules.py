@@ -99,7 +99,7 @@ BUILTIN: tuple[Rule, ...] = (
         "glpat-", "gldt-", "glptt-", "glrt-", "glsoat-", "glcbt-", "glimt-", "glft-", "glagent-", "gloas-", "glwt-",
     ),
     rule("npm-token", r"\bnpm_[A-Za-z0-9]{36}\b", "npm_"),
-    # PyPI API tokens are macaroons: "pypi-" and the base-64 of "\x02\x01\x08pypi.org".
+    # PyPI API tokens are macaroons: "pypi-", then the base-64 of their fixed header (the index's own location).
     rule("pypi-token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_-]{50,}", "pypi-AgEIcHlwaS5vcmc"),
     rule("slack-token", r"\bxox[abposr]-[0-9A-Za-z-]{10,250}", "xox"),
     rule("slack-app-token", r"\bxapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+", "xapp-"),
