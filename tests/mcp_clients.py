@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 from collections.abc import AsyncIterator, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,7 +80,7 @@ def run(open_session: Callable[[], Any], calls: Sequence[Call]) -> list[Answer]:
         async with open_session() as session:
             return [answer_of(await session.call_tool(name, args)) for name, args in calls]
 
-    return asyncio.run(go())
+    return in_a_loop_of_its_own(go())
 
 
 def tool_list(open_session: Callable[[], Any]) -> list[Any]:
@@ -87,4 +88,11 @@ def tool_list(open_session: Callable[[], Any]) -> list[Any]:
         async with open_session() as session:
             return list((await session.list_tools()).tools)
 
-    return asyncio.run(go())
+    return in_a_loop_of_its_own(go())
+
+
+def in_a_loop_of_its_own(work: Any) -> Any:
+    """``asyncio.run(work)`` in a thread of its own: a test before this one in the same worker
+    (Playwright's sync API) may have left an event loop running in this thread."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -261,11 +262,10 @@ def run_import(db: str, stderr_on_terminal: bool) -> tuple[bytes, bytes]:
 
 @pytest.mark.slow
 def test_import_shows_its_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path: Path) -> None:
-    sessions = len({p.stem for p in (DATA / "codex").rglob("*.jsonl")})
     out, shown = run_import(str(tmp_path / "terminal.db"), stderr_on_terminal=True)
     assert b"imported" in out
     # the rate is kB/s or MB/s, as the machine goes
-    assert f"/{sessions} sessions".encode() in shown and b" files" in shown and b"B/s" in shown
+    assert re.search(rb"\d+/\d+ sessions", shown) and b" files" in shown and b"B/s" in shown
     out, err = run_import(str(tmp_path / "pipe.db"), stderr_on_terminal=False)
     assert b"imported" in out
     assert b"sessions" not in err and b"MB" not in err
