@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from .detect import find_groups
 from .formats import Group, by_name
 from .session import Session
 from .summary import Summary
-from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key
+from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
 
 # Why a log that holds only bookkeeping (summaries, file snapshots) makes no agent.
 NO_CONVERSATION = "holds no conversation (no prompt, reply or tool call)"
@@ -40,10 +41,16 @@ def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Sessi
 
 
 def import_group(writer: Writer, group: Group) -> Summary:
-    """One session: parsed whole first, then written; skipped with a reason if it cannot be."""
+    """One session: parsed whole first, then written; skipped with a reason if it cannot be.
+
+    A session belongs to the file it was first imported from (its record's ``source``). Another
+    file claiming the same session id (a copy elsewhere, or a forged log) is the same session only
+    while it changes nothing stored; one that would add or change a message is imported as a
+    session of its own, under a key derived from its path (``Claim``), and the summary says so."""
     t = writer.t
-    key = group_key(group)
+    key = writer.file_key(group.record, group_key(group))
     agent = agent_id(writer.workspace, key)
+    claim: Claim | None = None
     try:
         files = fingerprint(group)
         state = writer.load_state(group.record, key)
@@ -51,6 +58,15 @@ def import_group(writer: Writer, group: Group) -> Summary:
         if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
             return Summary(unchanged=1)
         session = parse(group, t, uuid.UUID(agent))
+        owner = state.get("source")
+        if isinstance(owner, str) and not same_source(owner, group.main) and key == group_key(group):
+            if not changes(session, state.get("hashes")):  # a copy of what is stored: nothing to write
+                writer.save_file_state(group.record, key, files)
+                return Summary(unchanged=1)
+            claim = Claim(key, derived_key(key, group.main))
+            key, agent = claim.derived, agent_id(writer.workspace, claim.derived)
+            state = writer.load_state(group.record, key)
+            session = parse(group, t, uuid.UUID(agent))
     except OSError as exc:
         return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
     except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
@@ -59,7 +75,8 @@ def import_group(writer: Writer, group: Group) -> Summary:
         return Summary(skipped=[(str(group.main), NO_CONVERSATION)])
     found = state.get("hashes")
     hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
-    parent = session.parent and parent_agent(writer, session.parent[0])
+    # a claim is never hung under another session's thread either
+    parent = session.parent and claim is None and parent_agent(writer, session.parent[0])
     try:
         if parent and session.parent:
             done = writer.write_under(session, parent, session.parent[1], hashes)
@@ -67,10 +84,49 @@ def import_group(writer: Writer, group: Group) -> Summary:
             done = writer.write(session, agent, hashes)
     except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
         return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
-    writer.save_state(group.record, key, files, hashes)
+    source = state.get("source")
+    writer.save_state(group.record, key, files, hashes, source if isinstance(source, str) else str(group.main))
+    if claim is not None:
+        done.foreign.append((str(group.main), claim.session, claim.reason))
     if not done.messages:  # parsed again (another path, a touched file), nothing new: up to date
         done.unchanged = 1
     return done
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """A file claiming a session another file was first imported from, imported apart."""
+
+    session: str  # the key it claims (``format:session id``)
+    derived: str  # the key it is imported under
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"claims session {self.session}, first imported from another file: imported as a session "
+            "of its own, the first left as it was"
+        )
+
+
+def derived_key(key: str, main: Path) -> str:
+    """The key of a session claimed by a second file: the claimed key and a hash of that file's path."""
+    return f"{key}@{hashlib.blake2b(str(main).encode(), digest_size=8).hexdigest()}"
+
+
+def same_source(owner: str, main: Path) -> bool:
+    """Whether ``main`` is the file a session was first imported from, or its other form beside it
+    (Gemini CLI and VS Code go on in ``<name>.jsonl`` beside ``<name>.json``)."""
+    first = Path(owner)
+    return first == main or (first.parent == main.parent and first.stem == main.stem)
+
+
+def changes(session: Session, found: object) -> bool:
+    """Whether writing ``session`` would add or change a message of what is stored (``found``, the
+    session's hashes per conversation)."""
+    hashes = found if isinstance(found, dict) else {}
+    seen = {mid: mark for marks in hashes.values() if isinstance(marks, dict) for mid, mark in marks.items()}
+    convs = (session.main, *session.subagents.values())
+    return any(seen.get(m["id"]) != marked(m)[0] for conv in convs for m in conv.messages)
 
 
 def parent_agent(writer: Writer, parent_session: str) -> str | None:

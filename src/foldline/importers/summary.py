@@ -13,6 +13,8 @@ class Summary:
     parts: int = 0  # parts of those messages
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     unchanged: int = 0  # sessions found already up to date
+    # (path, claimed session, what was done): files claiming a session another file was first imported from
+    foreign: list[tuple[str, str, str]] = field(default_factory=list)
 
     def add(self, other: Summary) -> None:
         self.agents += other.agents
@@ -20,6 +22,7 @@ class Summary:
         self.parts += other.parts
         self.skipped.extend(other.skipped)
         self.unchanged += other.unchanged
+        self.foreign.extend(other.foreign)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -27,6 +30,7 @@ class Summary:
             "messages": self.messages,
             "parts": self.parts,
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
+            "foreign": [{"path": path, "session": session, "reason": reason} for path, session, reason in self.foreign],
         }
 
     def line(self) -> str:
@@ -35,4 +39,6 @@ class Summary:
             text += f", {self.unchanged} sessions already up to date"
         if self.skipped:
             text += f", skipped {len(self.skipped)} files"
+        if self.foreign:
+            text += f", {len(self.foreign)} files claiming another file's session imported apart"
         return text

@@ -179,16 +179,29 @@ class Writer:
 
     def load_state(self, main: Path, key: str) -> Json:
         """What the last imports saved: ``files`` and ``version`` of the file ``main`` (the last
-        import from that path), ``hashes`` of the session ``key`` (from whatever path)."""
+        import from that path), ``hashes`` and ``source`` of the session ``key`` (from whatever
+        path; ``source`` is the main file it was first imported from)."""
         state = decode_state(self.t.import_state(self.account, self.workspace, str(main)))
         session = decode_state(self.t.import_state(self.account, self.workspace, session_source(key)))
         if isinstance(session.get("hashes"), dict):
             state["hashes"] = session["hashes"]
+        state.pop("source", None)
+        if isinstance(session.get("source"), str):
+            state["source"] = session["source"]
         return state
 
-    def save_state(self, main: Path, key: str, files: Any, hashes: Any) -> None:
-        """Save the session's hashes (first: a file's record says it was imported) and the file's."""
-        session = {"hashes": hashes, "version": IMPORTER_VERSION}
+    def file_key(self, main: Path, key: str) -> str:
+        """The session key the last import from ``main`` wrote under: ``key``, or the key derived
+        from it when ``main`` claimed a session first imported from another file."""
+        found = decode_state(self.t.import_state(self.account, self.workspace, str(main))).get("key")
+        return found if isinstance(found, str) and found.startswith(f"{key}@") else key
+
+    def save_state(self, main: Path, key: str, files: Any, hashes: Any, source: str) -> None:
+        """Save the session's hashes and source (first: a file's record says it was imported) and the file's."""
+        session = {"hashes": hashes, "version": IMPORTER_VERSION, "source": source}
         self.t.save_import_state(self.account, self.workspace, session_source(key), orjson.dumps(session).decode())
-        state = {"files": files, "version": IMPORTER_VERSION}
+        self.save_file_state(main, key, files)
+
+    def save_file_state(self, main: Path, key: str, files: Any) -> None:
+        state = {"files": files, "version": IMPORTER_VERSION, "key": key}
         self.t.save_import_state(self.account, self.workspace, str(main), orjson.dumps(state).decode())
