@@ -12,6 +12,7 @@ from ..errors import FoldlineError
 from ..service import Transcripts
 from .detect import find_groups
 from .formats import Group, by_name
+from .jsonl import bounded
 from .session import Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
@@ -151,6 +152,16 @@ def import_paths(
     """Import every session of a known agent found under ``paths`` (files or folders)."""
     # checked before anything is read: no session belongs nowhere
     workspace_id = transcripts.check_member(account_id, workspace_id)
+    with bounded(transcripts.settings.import_max_line) as bound:
+        summary = import_found(transcripts, paths, account_id, workspace_id, progress)
+    summary.skipped.extend((long.path, long.reason) for long in bound.long.values())
+    return summary
+
+
+def import_found(
+    transcripts: Transcripts, paths: Iterable[str | Path], account_id: str, workspace_id: str,
+    progress: Progress | None,
+) -> Summary:  # fmt: skip
     groups, skipped = find_groups(paths)
     summary = Summary(skipped=list(skipped))
     writer = Writer(transcripts, account_id, workspace_id)
