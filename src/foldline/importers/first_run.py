@@ -1,9 +1,9 @@
 """The first run of ``foldline serve``: something real to look at, at once.
 
-When the local workspace has no agents yet, the user's own Claude Code sessions
-(``~/.claude/projects``) and Codex sessions (``$CODEX_HOME/sessions``, by default
-``~/.codex/sessions``) are imported; on a machine with neither, the sample sessions shipped
-with Foldline are.
+When the local workspace has no agents yet, the user's own sessions are imported from every
+agent's default locations that exist (each format's ``locations()``: ``~/.claude/projects``,
+``$CODEX_HOME/sessions``, ``~/.gemini/tmp``, ...; docs/import.md's table); on a machine with
+none, the sample sessions shipped with Foldline are.
 """
 
 from __future__ import annotations
