@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -193,9 +194,12 @@ def check_no_conversation(t: Transcripts, log: Path) -> None:
 
 
 
-def check_watch_follows_rewrites(t: Transcripts, folder: Path, name: str, stages: list[bytes]) -> None:
-    """``follow`` a folder while a log there is rewritten whole (a new file renamed over the old,
-    as an agent saves a document): each version is imported as a fresh import of it stores it."""
+def check_watch_follows_rewrites(
+    t: Transcripts, folder: Path, name: str, stages: list[bytes], save: Callable[[Path, bytes], None] | None = None
+) -> None:
+    """``follow`` a folder while a log there is rewritten whole (by ``save``; by default a new file
+    renamed over the old, as an agent saves a document): each version is imported as a fresh
+    import of it stores it."""
     account, workspace = owner(t, "watcher")
     log = folder / name
     stop = threading.Event()
@@ -207,7 +211,7 @@ def check_watch_follows_rewrites(t: Transcripts, folder: Path, name: str, stages
             deadline = time.monotonic() + 30
             while not held(t, account, workspace, want):  # saved again until the watcher sees it
                 assert time.monotonic() < deadline, f"the watcher did not import version {number}"
-                replace_whole(log, content)
+                (save or replace_whole)(log, content)
                 until = time.monotonic() + 0.5
                 while time.monotonic() < until and not held(t, account, workspace, want):
                     time.sleep(0.05)
