@@ -38,7 +38,10 @@ Progress = Callable[[Step], None]
 
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
-    return by_name(group.format).parse(group, transcripts.registry, namespace)
+    """One session parsed by its format, what its log left undated dated by its file (``Session.date_untimed``)."""
+    session = by_name(group.format).parse(group, transcripts.registry, namespace)
+    session.date_untimed()
+    return session
 
 
 def import_group(writer: Writer, group: Group) -> Summary:

@@ -31,7 +31,7 @@ from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.
-IMPORTER_VERSION = 5
+IMPORTER_VERSION = 6  # 6: undated messages dated by the log's times or its file's, never the import's
 # A session's new messages go to the write door in batches of one transaction each
 # (``Transcripts.put_messages``): at most this many messages, or this many bytes of their JSON.
 BATCH_MESSAGES = 500
@@ -73,8 +73,15 @@ def decode_state(raw: str | None) -> Json:
 
 
 def marked(message: Json) -> tuple[str, int]:
-    """A message's short hash, and the size of its JSON."""
+    """A message's short hash, and the size of its JSON. A time taken from the file
+    (``metadata.timestampFrom: "file"``) is not hashed: it moves each time the file is written,
+    so a message keeps the time it was first imported with (about when it was written)."""
     text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    meta = message.get("metadata")
+    if isinstance(meta, dict) and meta.get("timestampFrom") == "file":
+        kept = {**message, "metadata": {k: v for k, v in meta.items() if k != "timestamp"}}
+        hashed = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
+        return hashlib.blake2b(hashed, digest_size=8).hexdigest(), len(text)
     return hashlib.blake2b(text, digest_size=8).hexdigest(), len(text)
 
 
