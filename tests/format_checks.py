@@ -22,7 +22,7 @@ FORMAT_DIRS = {"gemini-cli": "gemini-cli", "copilot-cli": "copilot-cli", "copilo
                "cursor": "cursor", "amp": "amp", "claude-code": "claude-code", "codex": "codex",
                "aider": "aider", "crush": "crush", "opencode": "opencode", "openhands": "openhands",
                "pi": "pi", "droid": "droid", "continue": "continue",
-               "windsurf": "windsurf"}  # fmt: skip
+               "windsurf": "windsurf", "antigravity": "antigravity"}  # fmt: skip
 ENDED = "the turn ended before this tool returned"
 Json = dict[str, Any]
 

@@ -46,6 +46,7 @@ const SOURCES = {
   windsurf: "Windsurf",
   pi: "pi",
   droid: "Factory Droid",
+  antigravity: "Google Antigravity",
   api: "API",
 };
 const SORTS = [
