@@ -1,6 +1,6 @@
 """Foldline: a transcript service for coding agents."""
 
-from typing import TYPE_CHECKING, Any
+import typing
 
 __version__ = "0.1.0"
 
@@ -19,16 +19,17 @@ from .errors import (
     Unavailable,
 )
 
-if TYPE_CHECKING:
+if typing.TYPE_CHECKING:
     from .client import Client
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> typing.Any:
     # The client (and httpx under it) loads on first use: the command line and the server, which
     # import this package, start without it.
     if name == "Client":
         from .client import Client
 
+        globals()["Client"] = Client
         return Client
     raise AttributeError(f"module 'foldline' has no attribute {name!r}")
 
