@@ -38,7 +38,7 @@ from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text
 from .store import Store
-from .terms import contains, fts_query, indexed
+from .terms import contains, contains_utf8, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -232,7 +232,8 @@ class SQLiteStore(Store):
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        return func.foldline_contains(text, term) == 1
+        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
+        return func.foldline_contains(cast(text, LargeBinary), term) == 1
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
@@ -330,7 +331,11 @@ def _fts_text(text: Any) -> Any:
 
 
 def _contains(haystack: Any, term: Any) -> int:
-    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
+    if not isinstance(term, str):
+        return 0
+    if isinstance(haystack, bytes):
+        return int(contains_utf8(haystack, term))
+    return int(isinstance(haystack, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:
