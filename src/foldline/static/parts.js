@@ -358,21 +358,22 @@ function toolFold(msgId, index, part, state, ctx) {
   const whole = state.wholeFor(part) || part;
   const [shown, label] = toolState(part, ctx.isLast(msgId));
   details.dataset.shown = shown;
+  // Its columns: name, input, the exit facts, then the state, size and run time, each of a fixed
+  // width (an empty one when not known), so they line up from row to row.
+  const title = el("span", "tool-name", name);
+  title.title = name;
   const bits = [
-    el("span", "tool-name", name),
+    title,
     el("span", "tool-input", shortInput(part.input, name)),
-    el("span", "badge state-" + shown, label),
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
+    el("span", "badge state state-" + shown, label),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
-  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0);
-  if (size) bits.push(size);
+  bits.push(sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0) || el("span", "size"));
   const took = toolDuration(part);
-  if (took !== null) {
-    const node = el("span", "took", duration(took));
-    node.title = "ran for " + duration(took);
-    bits.push(node);
-  }
+  const node = el("span", "took", took === null ? "" : duration(took));
+  if (took !== null) node.title = "ran for " + duration(took);
+  bits.push(node);
   details.append(summary(...bits));
   const body = el("div", "fold-body");
   lazyBody(body, () => {
