@@ -314,6 +314,13 @@ class TurnEnded(BaseModel):
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
 
 
+class Deleted(BaseModel):
+    id: str = Field(description="the agent deleted")
+    deleted: bool = Field(description="always true")
+    subagents: int = Field(description="its subagents, deleted with it")
+    forgotten: bool = Field(description="true when an import passes its session over from now on (`forget=true`)")
+
+
 class Slice(BaseModel):
     """Code points [start, end) of one field of a part."""
 

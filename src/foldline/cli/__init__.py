@@ -8,6 +8,7 @@ from __future__ import annotations
 import click
 
 from .accounts import account
+from .agents import agent
 from .common import Group
 from .imports import import_command
 from .mcp import mcp_command
@@ -29,6 +30,7 @@ def main(debug: bool) -> None:
 
 main.add_command(account)
 main.add_command(workspace)
+main.add_command(agent)
 main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(mcp_command)

@@ -6,6 +6,7 @@ import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./expor
 import { el } from "./dom.js";
 import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { relativeTime } from "./format.js";
+import { deleteButton } from "./remove.js";
 import { plainText } from "./markdown.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
@@ -16,6 +17,7 @@ const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
 let showing = null; // the token of the place being shown: a newer one makes it stale
+const whoAmI = getJson("/api/me"); // the signed-in account: its name in the bar, Delete for an owner
 
 // An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
 function titleText(title) {
@@ -254,6 +256,10 @@ function toolbar(info, status) {
     outlineButton(),
     status,
   );
+  whoAmI.then((me) => {
+    const remove = deleteButton(info, me);
+    if (remove) status.before(remove);
+  }).catch(() => {});
   return bar;
 }
 
@@ -458,7 +464,7 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("popstate", () => route());
 
-getJson("/api/me").then((me) => {
+whoAmI.then((me) => {
   document.getElementById("who").textContent = me.name || "";
 }).catch(() => {});
 route();

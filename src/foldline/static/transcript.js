@@ -321,6 +321,12 @@ export class Transcript {
     this.source = new EventSource(url);
     this.source.onopen = () => this.setLive("Following live");
     this.source.onerror = () => this.setLive(this.source.readyState === EventSource.CLOSED ? "Not following" : "Reconnecting…");
+    // The agent was deleted (here or elsewhere): the server's last event, then it ends the stream.
+    this.source.addEventListener("deleted", () => {
+      this.source.close();
+      this.stopped = true;
+      this.setLive("This agent was deleted");
+    });
     this.source.onmessage = (event) => {
       let message;
       try {

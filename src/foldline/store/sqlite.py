@@ -60,6 +60,10 @@ FORGET = text(
     "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
     " WHERE conversation_id = :conv AND message_id = :message AND pending = 0"
 )
+FORGET_ALL = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
+    " WHERE conversation_id = :conv AND pending = 0"
+)
 UNINDEX = text(
     "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
     " SELECT 'delete', id, foldline_fts_text(text) FROM part_text_unindex WHERE id <= :upto"
@@ -181,11 +185,14 @@ class SQLiteStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending = 1")
         conn.exec_driver_sql("CREATE TABLE part_text_unindex (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         # An external-content table forgets a row only when told its old text: the indexed
         # rows' text is kept for the indexer (a copy, no trigram work). Until then the index's
         # hit on a row that is gone finds no chunk to join: ids never return (AUTOINCREMENT).
-        conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+        if message_id is None:
+            conn.execute(FORGET_ALL, {"conv": conversation_id})
+        else:
+            conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
 
     def has_pending(self) -> bool:
         # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
@@ -202,8 +209,8 @@ class SQLiteStore(Store):
             conn.execute(UNINDEX, {"upto": gone[-1].id})
             conn.execute(UNQUEUE, {"upto": gone[-1].id})
         batch = _first(conn.execute(PENDING_FIRST, {"n": size}).all(), chars)
-        if not batch:
-            return 0, 0
+        if not batch:  # rows forgotten are work done: an indexer goes on while any are left
+            return len(gone), sum(int(row.owned) for row in gone)
         span = {"lo": batch[0].id, "hi": batch[-1].id}
         conn.execute(INDEX_PENDING, span)
         conn.execute(MARK_INDEXED, span)
