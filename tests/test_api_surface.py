@@ -16,6 +16,7 @@ CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("GET", "
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
           ("DELETE", "/api/agents/{agent}"), ("POST", "/agents/{agent}/delete"),
+          ("DELETE", "/api/samples"), ("POST", "/samples/remove"),
           ("GET", "/api/search"), ("GET", "/api/status"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"),
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION

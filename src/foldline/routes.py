@@ -367,6 +367,17 @@ def delete_agent(t: T, who: Writer, agent: AgentId, forget: Forget = None) -> Re
     return json(t.delete_agent(who, agent, forget == "true"))
 
 
+@router.delete(
+    "/samples",
+    summary="Remove the sample sessions a first run imported: every agent of the caller's Samples workspace",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SamplesRemoved, "removed, or none were left")}, 401),
+    tags=["agents"],
+)
+def remove_samples(t: T, who: Writer) -> Response:
+    return json(t.remove_samples(who))
+
+
 @conversation.put(
     "/messages/{message}",
     summary="The write door: create or replace one message",

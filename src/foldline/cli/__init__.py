@@ -13,6 +13,7 @@ from .common import Group
 from .imports import import_command
 from .mcp import mcp_command
 from .redact import redact
+from .samples import samples
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
@@ -42,5 +43,6 @@ main.add_command(click.Command("restamp", callback=restamp.callback, params=rest
 main.add_command(status)
 main.add_command(redact)
 main.add_command(usage_command)
+main.add_command(samples)
 
 __all__ = ["main"]
