@@ -13,7 +13,7 @@ from ..service import Transcripts
 from .detect import find_groups
 from .formats import Group, by_name
 from .jsonl import bounded
-from .session import Session
+from .session import Json, Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
 
@@ -54,33 +54,65 @@ def import_group(writer: Writer, group: Group) -> Summary:
     t = writer.t
     key = writer.file_key(group.record, group_key(group))
     agent = agent_id(writer.workspace, key)
-    claim: Claim | None = None
+    if t.forgotten(writer.account, writer.workspace, agent):  # deleted with --forget: passed over
+        return Summary(forgotten=1)
     try:
         files = fingerprint(group)
         state = writer.load_state(group.record, key)
         current = state.get("version") == IMPORTER_VERSION
         if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
             return Summary(unchanged=1)
-        session = parse(group, t, uuid.UUID(agent))
-        owner = state.get("source")
-        if isinstance(owner, str) and not same_source(owner, group.main) and key == group_key(group):
-            if not changes(session, state.get("hashes")):  # a copy of what is stored: nothing to write
-                writer.save_file_state(group.record, key, files)
-                return Summary(unchanged=1)
-            claim = Claim(key, derived_key(key, group.main))
-            key, agent = claim.derived, agent_id(writer.workspace, claim.derived)
-            state = writer.load_state(group.record, key)
-            session = parse(group, t, uuid.UUID(agent))
+        read = claimed(writer, group, Parsed(key, agent, state, parse(group, t, uuid.UUID(agent))), files)
     except OSError as exc:
         return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
     except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
         return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
+    if read is None:
+        return Summary(unchanged=1)
+    return write_parsed(writer, group, read, files)
+
+
+@dataclass
+class Parsed:
+    """A session parsed, with the key it is written under and what the last imports saved of it."""
+
+    key: str
+    agent: str
+    state: Json
+    session: Session
+    claim: Claim | None = None
+
+
+def claimed(writer: Writer, group: Group, read: Parsed, files: Json) -> Parsed | None:
+    """The session as it is to be written: under its own key; or, when another file was its first
+    source, nothing if it changes nothing stored (a copy), else parsed again under a derived key."""
+    owner = read.state.get("source")
+    if not isinstance(owner, str) or same_source(owner, group.main) or read.key != group_key(group):
+        return read
+    if not changes(read.session, read.state.get("hashes")):  # a copy of what is stored: nothing to write
+        writer.save_file_state(group.record, read.key, files)
+        return None
+    claim = Claim(read.key, derived_key(read.key, group.main))
+    agent = agent_id(writer.workspace, claim.derived)
+    state = writer.load_state(group.record, claim.derived)
+    return Parsed(claim.derived, agent, state, parse(group, writer.t, uuid.UUID(agent)), claim)
+
+
+def write_parsed(writer: Writer, group: Group, read: Parsed, files: Json) -> Summary:
+    t, session, agent = writer.t, read.session, read.agent
     if not any(conv.messages for conv in (session.main, *session.subagents.values())):
         return Summary(skipped=[(str(group.main), NO_CONVERSATION)])
-    found = state.get("hashes")
+    if read.claim is not None and t.forgotten(writer.account, writer.workspace, agent):
+        return Summary(forgotten=1)
+    if session.parent and t.forgotten(writer.account, writer.workspace, codex_agent(writer, session.parent[0])):
+        return Summary(forgotten=1)  # a subagent rollout of a thread deleted with --forget
+    found = read.state.get("hashes")
     hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
     # a claim is never hung under another session's thread either
-    parent = session.parent and claim is None and parent_agent(writer, session.parent[0])
+    parent = session.parent and read.claim is None and parent_agent(writer, session.parent[0])
+    target = (parent, session.parent[1]) if parent and session.parent else (agent, None)
+    if t.find_agent(writer.account, *target) is None:
+        hashes = {}  # its conversation is not there (deleted since): every message is written again
     try:
         if parent and session.parent:
             done = writer.write_under(session, parent, session.parent[1], hashes)
@@ -88,10 +120,10 @@ def import_group(writer: Writer, group: Group) -> Summary:
             done = writer.write(session, agent, hashes)
     except FoldlineError as exc:  # the write door refused: an importer bug, reported, never bypassed
         return Summary(skipped=[(str(group.main), f"refused by the write door: {exc.message} at {exc.where}")])
-    source = state.get("source")
-    writer.save_state(group.record, key, files, hashes, source if isinstance(source, str) else str(group.main))
-    if claim is not None:
-        done.foreign.append((str(group.main), claim.session, claim.reason))
+    source = read.state.get("source")
+    writer.save_state(group.record, read.key, files, hashes, source if isinstance(source, str) else str(group.main))
+    if read.claim is not None:
+        done.foreign.append((str(group.main), read.claim.session, read.claim.reason))
     if not done.messages:  # parsed again (another path, a touched file), nothing new: up to date
         done.unchanged = 1
     return done
@@ -135,8 +167,13 @@ def changes(session: Session, found: object) -> bool:
 
 def parent_agent(writer: Writer, parent_session: str) -> str | None:
     """The agent of a Codex parent thread, if it was imported into this workspace."""
-    found = agent_id(writer.workspace, f"codex:{parent_session}")
+    found = codex_agent(writer, parent_session)
     return found if writer.t.find_agent(writer.account, found) is not None else None
+
+
+def codex_agent(writer: Writer, session_id: str) -> str:
+    """The agent id a Codex thread is imported as in this workspace."""
+    return agent_id(writer.workspace, f"codex:{session_id}")
 
 
 def ordered(groups: list[Group]) -> list[Group]:
@@ -172,12 +209,13 @@ def import_found(
     files = sum(len(g.files) for g in groups)
     total = sum(sizes.values())
     done = done_files = 0
-    for n, group in enumerate(ordered(groups)):
-        if progress:
-            progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
-        summary.add(import_group(writer, group))
-        done += sizes[id(group)]
-        done_files += len(group.files)
+    with transcripts.batched():  # on disk together at the end, not commit by commit
+        for n, group in enumerate(ordered(groups)):
+            if progress:
+                progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
+            summary.add(import_group(writer, group))
+            done += sizes[id(group)]
+            done_files += len(group.files)
     if progress:
         progress(Step(len(groups), len(groups), files, files, total, total, ""))
     return summary

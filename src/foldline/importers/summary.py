@@ -15,6 +15,7 @@ class Summary:
     unchanged: int = 0  # sessions found already up to date
     # (path, claimed session, what was done): files claiming a session another file was first imported from
     foreign: list[tuple[str, str, str]] = field(default_factory=list)
+    forgotten: int = 0  # sessions whose agent was deleted with --forget: passed over
 
     def add(self, other: Summary) -> None:
         self.agents += other.agents
@@ -23,6 +24,7 @@ class Summary:
         self.skipped.extend(other.skipped)
         self.unchanged += other.unchanged
         self.foreign.extend(other.foreign)
+        self.forgotten += other.forgotten
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -31,12 +33,15 @@ class Summary:
             "parts": self.parts,
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
             "foreign": [{"path": path, "session": session, "reason": reason} for path, session, reason in self.foreign],
+            "forgotten": self.forgotten,
         }
 
     def line(self) -> str:
         text = f"imported {self.messages} messages ({self.parts} parts) into {self.agents} agents"
         if self.unchanged:
             text += f", {self.unchanged} sessions already up to date"
+        if self.forgotten:
+            text += f", {self.forgotten} deleted sessions passed over (deleted with --forget)"
         if self.skipped:
             text += f", skipped {len(self.skipped)} files"
         if self.foreign:
