@@ -98,3 +98,36 @@ def test_the_watch_follows_a_vscode_chat_saved_in_place(transcripts: Transcripts
     (tmp_path / "chatSessions").mkdir()
     name = f"{chat['sessionId']}.json"
     check_watch_follows_rewrites(transcripts, tmp_path / "chatSessions", name, stages, Path.write_bytes)
+
+
+def test_the_watch_never_reads_its_own_store(tmp_path: Path) -> None:
+    """Foldline's own SQLite file in a watched folder: its writes (to its -wal) are not read as
+    an agent's store; a log copied there is imported, and nothing else was tried."""
+    from foldline.settings import Settings
+    from foldline.store import open_store
+
+    folder = tmp_path / "project"
+    folder.mkdir()
+    db = str(folder / "foldline.db")
+    with Transcripts(open_store(db), settings=Settings(db=db)) as t:
+        account, workspace = owner(t, "self")
+        told: list[Summary] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=follow, args=(t, [str(folder)], account, workspace, told.append, stop))
+        watcher.start()
+        try:
+            deadline = time.monotonic() + 30
+            while not agents_of(t, account, workspace):  # the store is written all along meanwhile
+                assert time.monotonic() < deadline, "the watcher did not import the log"
+                for _ in range(5):
+                    t.create_agent(account, workspace, "written through the API")
+                (folder / CONTINUE.name).write_bytes(CONTINUE.read_bytes())
+                time.sleep(0.5)
+        finally:
+            stop.set()
+            watcher.join(10)
+    assert told and all(s.skipped == [] for s in told)
+
+
+def agents_of(t: Transcripts, account: str, workspace: str) -> list[str]:
+    return [a["id"] for a in t.list_agents(account, workspace)["agents"] if a["title"] != "written through the API"]

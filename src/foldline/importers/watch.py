@@ -46,6 +46,13 @@ def changed_logs(changes: set[tuple[watchfiles.Change, str]]) -> list[str]:
     return sorted(path for path in found if Path(path).is_file())
 
 
+def own_store(transcripts: Transcripts) -> Path | None:
+    """The file of the store being written to, when it is a SQLite file (its writes change its
+    ``-wal`` all the time: never a reason to read it)."""
+    db = transcripts.settings.db
+    return None if "://" in db else Path(db).expanduser().resolve()
+
+
 def follow(
     transcripts: Transcripts,
     paths: list[str],
@@ -54,9 +61,11 @@ def follow(
     on_import: Callable[[Summary], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
-    """Import the changed session files under ``paths`` until ``stop`` is set (or forever)."""
+    """Import the changed session files under ``paths`` until ``stop`` is set (or forever).
+    Foldline's own SQLite store, if it lies under them, is never read as an agent's."""
+    own = own_store(transcripts)
     for changes in watchfiles.watch(*paths, watch_filter=is_log, stop_event=stop, debounce=300, step=100):
-        changed = changed_logs(changes)
+        changed = [path for path in changed_logs(changes) if Path(path).resolve() != own]
         if not changed:
             continue
         try:
