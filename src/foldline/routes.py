@@ -366,17 +366,17 @@ def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
 def export_agent(request: Request, t: T, who: Reader, agent: AgentId, format: ExportFormat = "json") -> Response:
     whole_reads: Slots = request.app.state.whole_reads
     heavy: Gate = request.app.state.heavy
-    media: list[str] = []
+    named: list[tuple[str, str]] = []
 
     def start() -> tuple[int, Iterator[bytes]]:
-        kind, chunks = t.export(who, agent, format)
-        media.append(kind)
+        media, name, chunks = t.export(who, agent, format)
+        named.append((media, name))
         return 0, chunks
 
     _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(who, start))
-    name = "transcript." + format
+    media, name = named[0]
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
-    return StreamingResponse(chunks, media_type=media[0], headers=headers)
+    return StreamingResponse(chunks, media_type=media, headers=headers)
 
 
 @conversation.put(

@@ -25,7 +25,7 @@ def export_command(agent: str, fmt: str, output: Path | None, account_id: str | 
     """Export one agent whole: every message, never cut, its subagents included."""
     with existing_service(db) as transcripts:
         who = account_id or ensure_local(transcripts, db).account_id
-        _, chunks = transcripts.export(who, agent, fmt)  # the one not-found before a file is made
+        _, _, chunks = transcripts.export(who, agent, fmt)  # the one not-found before a file is made
         if output is None:
             for chunk in chunks:
                 sys.stdout.buffer.write(chunk)

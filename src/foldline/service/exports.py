@@ -14,6 +14,7 @@ from the search chunks), so what one export holds is a batch of small parts and 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,15 +37,15 @@ Row = tuple[Any, ...]  # (id, position, seq, head, checked, created_at)
 
 
 class Exports(Core):
-    def export(self, account: str, agent_id: str, format: Any = "json") -> tuple[str, Iterator[bytes]]:
-        """The agent's whole export in ``format`` (json, md or html): its media type and its
-        bytes, read as they are sent. Access is decided first: the one not-found, or a 400 for
-        a format that is none of the three, before a byte is sent."""
+    def export(self, account: str, agent_id: str, format: Any = "json") -> tuple[str, str, Iterator[bytes]]:
+        """The agent's whole export in ``format`` (json, md or html): its media type, a file name
+        (from the agent's title) and its bytes, read as they are sent. Access is decided first:
+        the one not-found, or a 400 for a format that is none of the three, before a byte is sent."""
         if format not in FORMATS:
             raise BadRequest("'format' is json, md or html", where="format")
         conv = self.conversation(account, agent_id)
         pieces = self._export_json(conv) if format == "json" else self._export_document(conv, WRITERS[format]())
-        return MEDIA_TYPES[format], gathered(pieces)
+        return MEDIA_TYPES[format], file_name(conv.title, format), gathered(pieces)
 
     # -- JSON ----------------------------------------------------------------------------
 
@@ -191,6 +192,13 @@ def batches(read: ExportRead, conv: Conversation) -> Iterator[tuple[Row, list[Ex
         if len(rows) < BATCH:
             return
         after = rows[-1][1]
+
+
+def file_name(title: str | None, format: str) -> str:
+    """A file name for the export, as the panel makes it: the title's letters, digits, ``.``,
+    ``_`` and ``-`` (ASCII), other runs as one ``-``, at most 60; ``transcript`` when none is left."""
+    base = re.sub(r"[^\w.-]+", "-", title or "", flags=re.ASCII).strip("-")[:60] or "transcript"
+    return f"{base}.{format}"
 
 
 def chained(*parts: Iterator[str]) -> Iterator[str]:
