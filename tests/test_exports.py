@@ -15,12 +15,14 @@ from conftest import World
 from core_helpers import BIG_OUTPUT, LONG_THOUGHT, add_member, assistant, bash, new_id, put, text, thought, tool, user
 from fake_secrets import make as make_secrets
 from markdown_it import MarkdownIt
+from test_stored_rows import registry_with
 
 from foldline import NotFound
 from foldline.cli import main
 from foldline.local_account import ensure_local
 from foldline.service import Transcripts
 from foldline.settings import Settings
+from foldline.store import Store
 
 Json = dict[str, Any]
 
@@ -195,3 +197,47 @@ def test_the_cli_writes_the_export_to_a_file(tmp_path: Any) -> None:
     assert orjson.loads(result.stdout_bytes)["messages"][0]["parts"][0]["text"] == "hello ```` there"
     result = CliRunner().invoke(main, ["export", new_id(), "--db", db, "-o", str(tmp_path / "no.json")])
     assert result.exit_code == 1 and not (tmp_path / "no.json").exists()
+
+
+def exported_json(t: Transcripts, world: World) -> Json:
+    data: Json = orjson.loads(b"".join(t.export(world.alice_id, world.agent, "json")[2]))
+    return data
+
+
+def test_messages_not_sent_as_stored_are_exported_as_the_checked_whole_read(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    call = transcript(world)["call"]
+    put(world.alice, world.agent, {**assistant([tool("read_agent", {"n": 1.5, "big": 2**62}, input={})]),
+                                   "metadata": {"anything": [1, "two"]}, "unknownKey": {"kept": True}})  # fmt: skip
+    checking = Transcripts(store, settings=transcripts.settings)
+    checking.read_stamp = "no stamp matches this"  # every message takes the decode-and-check path
+    data = exported_json(checking, world)
+    assert data == exported_json(transcripts, world)
+    assert data["messages"] == checking.messages(world.alice_id, world.agent)["messages"]
+    assert data["subagents"][call] == checking.messages(world.alice_id, world.agent, call=call)["messages"]
+
+
+def test_a_retired_tools_parts_are_left_out_as_a_whole_read_leaves_them(
+    world: World, transcripts: Transcripts, store: Store
+) -> None:
+    put(world.alice, world.agent, assistant([text("before"), bash(BIG_OUTPUT), text("after")]))
+    retired = Transcripts(store, registry=registry_with(bash={"retired": True}), settings=transcripts.settings)
+    data = exported_json(retired, world)
+    assert data["messages"] == retired.messages(world.alice_id, world.agent)["messages"]
+    assert data["messages"][0]["skippedParts"] == [1]
+    markdown = b"".join(retired.export(world.alice_id, world.agent, "md")[2]).decode()
+    assert "before" in markdown and "after" in markdown and "line of bash output" not in markdown
+
+
+def test_an_export_reads_one_snapshot_while_the_agent_is_written(world: World, transcripts: Transcripts) -> None:
+    first = put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
+    for n in range(30):
+        put(world.alice, world.agent, user(f"prompt {n}"))
+    chunks = transcripts.export(world.alice_id, world.agent, "json")[2]
+    started = next(chunks)  # the snapshot is taken
+    put(world.alice, world.agent, assistant([bash("rewritten")], message_id=str(first["id"])))
+    put(world.alice, world.agent, user("written after the export began"))
+    data = orjson.loads(started + b"".join(chunks))
+    assert data["messages"][0]["parts"][0]["output"] == BIG_OUTPUT
+    assert len(data["messages"]) == 31
