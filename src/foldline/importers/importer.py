@@ -102,12 +102,13 @@ def import_paths(
     files = sum(len(g.files) for g in groups)
     total = sum(sizes.values())
     done = done_files = 0
-    for n, group in enumerate(ordered(groups)):
-        if progress:
-            progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
-        summary.add(import_group(writer, group))
-        done += sizes[id(group)]
-        done_files += len(group.files)
+    with transcripts.batched():  # on disk together at the end, not commit by commit
+        for n, group in enumerate(ordered(groups)):
+            if progress:
+                progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
+            summary.add(import_group(writer, group))
+            done += sizes[id(group)]
+            done_files += len(group.files)
     if progress:
         progress(Step(len(groups), len(groups), files, files, total, total, ""))
     return summary

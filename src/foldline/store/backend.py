@@ -38,6 +38,17 @@ class Backend(Protocol):
         takes its write lock at the start (``BEGIN IMMEDIATE``)."""
         ...
 
+    def relax(self, conn: Connection) -> None:
+        """Let the commit of ``conn``'s write transaction return before it is on disk (within
+        :meth:`~.core.Hooks.batched` and for index batches). PostgreSQL: ``synchronous_commit``
+        off for the transaction; SQLite: ``synchronous=NORMAL`` for it, in ``write`` itself."""
+        ...
+
+    def sync(self) -> None:
+        """Put every commit made so far on disk, relaxed ones too (SQLite: the write-ahead log
+        synced; PostgreSQL: one commit that waits for the log)."""
+        ...
+
     def read(self) -> AbstractContextManager[Connection]:
         """A read transaction: every query in the block sees the same snapshot."""
         ...

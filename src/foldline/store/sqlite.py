@@ -8,6 +8,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -34,6 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
 from .store import Store
@@ -82,7 +84,7 @@ class SQLiteStore(Store):
         self.wait = BUSY_SECONDS if wait is None else wait
         self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": self.wait})
         self._writer = threading.Lock()
-        mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
+        self.mode = mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
         event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode, self.wait))
         event.listen(self.engine, "begin", _on_begin)
 
@@ -92,10 +94,30 @@ class SQLiteStore(Store):
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
-                yield conn
+            with self.engine.connect().execution_options(foldline_write=True) as conn:
+                relaxed = RELAXED.get() and self.mode == "FULL"
+                if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
+                    _synchronous(conn, "NORMAL")
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if relaxed:
+                        _synchronous(conn, self.mode)
         finally:
             self._writer.release()
+
+    def sync(self) -> None:
+        # What a FULL commit does: the write-ahead log synced, with every commit in it.
+        wal = Path(f"{self.engine.url.database}-wal")
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:  # checkpointed away: in the database file, synced by the checkpoint
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
@@ -287,6 +309,12 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
             callback(SOMETHING)
     except Exception:  # without it, live follow still finds other processes' writes by polling
         log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
+
+
+def _synchronous(conn: Connection, mode: str) -> None:
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA synchronous={mode}")  # outside a transaction: the driver autocommits
 
 
 def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
