@@ -3,8 +3,10 @@ HTML escaped; subagents included, big parts whole, the one not-found for others,
 
 from __future__ import annotations
 
+import gc
 import io
 import json
+import time
 from typing import Any
 
 import httpx
@@ -22,7 +24,7 @@ from foldline.cli import main
 from foldline.local_account import ensure_local
 from foldline.service import Transcripts
 from foldline.settings import Settings
-from foldline.store import Store
+from foldline.store import Store, open_store
 
 Json = dict[str, Any]
 
@@ -241,3 +243,45 @@ def test_an_export_reads_one_snapshot_while_the_agent_is_written(world: World, t
     data = orjson.loads(started + b"".join(chunks))
     assert data["messages"][0]["parts"][0]["output"] == BIG_OUTPUT
     assert len(data["messages"]) == 31
+
+
+def test_an_export_dropped_half_way_leaves_the_service_working(world: World) -> None:
+    # More dropped exports than the whole reads an account may hold at once: each gives its slot
+    # and its snapshot back once the server sees the reader gone.
+    put(world.alice, world.agent, assistant([bash(BIG_OUTPUT), thought(LONG_THOUGHT)]))
+    url = f"{world.url}/api/agents/{world.agent}/export"
+    for format in ("json", "md", "html", "json", "md", "html"):
+        deadline = time.monotonic() + 20
+        while True:
+            with httpx.stream("GET", url, params={"format": format},
+                              headers={"Authorization": f"Bearer {world.alice_token}"}) as response:  # fmt: skip
+                if response.status_code == 429 and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    continue
+                assert response.status_code == 200
+                next(response.iter_raw())
+                break
+    gc.collect()
+    after = put(world.alice, world.agent, user("still writing"))
+    data = orjson.loads(export(world, "json").content)
+    assert data["messages"][-1] == after and data["messages"][0]["parts"][0]["output"] == BIG_OUTPUT
+
+
+def test_an_export_closed_gives_its_connection_back_at_once(db_url: str) -> None:
+    with Transcripts(open_store(db_url), settings=Settings(db=db_url)) as own:  # a pool of its own
+        alice = own.create_account("alice")
+        workspace = own.create_workspace("team", [alice["id"]])
+        agent = own.create_agent(alice["id"], workspace["id"], "an agent")["id"]
+        message = assistant([bash(BIG_OUTPUT)])
+        own.put_message(alice["id"], agent, str(message["id"]), message)
+        pool = own._store.engine.pool
+        lent = pool.checkedout()  # type: ignore[attr-defined]
+        for format in ("json", "md", "html"):
+            chunks = own.export(alice["id"], agent, format)[2]
+            next(chunks)
+            assert pool.checkedout() == lent + 1  # type: ignore[attr-defined]
+            chunks.close()  # type: ignore[attr-defined]
+            assert pool.checkedout() == lent  # type: ignore[attr-defined]
+            never_started = own.export(alice["id"], agent, format)[2]
+            never_started.close()  # type: ignore[attr-defined]
+            assert pool.checkedout() == lent  # type: ignore[attr-defined]
