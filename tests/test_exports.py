@@ -155,18 +155,22 @@ def test_a_part_of_several_megabytes_is_exported_whole(world: World, format: str
     big = "".join(f"{n:08d} a line a build printed ``` <b>x</b>\n" for n in range(120_000))  # 5.5 MB
     content = big[: 2**20]  # an input is never cut: a part of a MB read whole
     write = tool("Write", "ok", input={"file_path": "big.txt", "content": content})
-    put(world.alice, world.agent, assistant([bash(big), write]))
+    prose = "".join(f"Paragraph {n}: the answer goes on, with `code` and ``` fences.\n" for n in range(6000))
+    put(world.alice, world.agent, assistant([bash(big), write, thought(prose), text(prose)]))  # 390 KB each
     out = io.BytesIO()
     world.alice.export(world.agent, out, format)
     body = out.getvalue().decode()
     if format == "json":
         parts = orjson.loads(body)["messages"][0]["parts"]
         assert parts[0]["output"] == big and parts[1]["input"]["content"] == content
+        assert parts[2]["text"] == parts[3]["text"] == prose
     elif format == "md":
         assert big in fences(body)
         assert json.dumps({"file_path": "big.txt", "content": content}, indent=2) + "\n" in fences(body)
+        assert fences(body).count(prose) == 2  # the thought and the answer, read from their chunks
     else:
         assert big.replace("<", "&lt;").replace(">", "&gt;") in body
+        assert body.count(prose) == 2
 
 
 def test_a_secret_written_through_the_door_is_in_no_export(world: World) -> None:
