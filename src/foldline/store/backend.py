@@ -141,16 +141,17 @@ class Backend(Protocol):
         index over the pending chunks' ids, and what the engine needs besides (required)."""
         ...
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Before a message's chunk rows are deleted in a write, keep what the engine's index
-        needs to forget the indexed ones later (SQLite: their text; no trigram work)."""
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
+        """Before a message's chunk rows (``message_id`` None: every message's of the
+        conversation) are deleted in a write, keep what the engine's index needs to forget the
+        indexed ones later (SQLite: their text; no trigram work)."""
         ...
 
     def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
         """Add at most ``size`` pending chunks to the engine's index, oldest first, and mark them
         indexed, in ``conn``'s write transaction (first forgetting what :meth:`forget_texts` kept);
         where the batch holds every writer back (SQLite), about ``chars`` code points at most;
-        returns the chunks indexed and their code points. Safe with several indexers on one store
+        returns the chunks indexed (and forgotten) and their code points. Safe with several indexers on one store
         (required)."""
         ...
 

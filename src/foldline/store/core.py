@@ -192,7 +192,7 @@ class Hooks(Backend):
     def compress_text_chunks(self, conn: Connection) -> None:
         pass
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         pass
 
     def storable_text(self, text: str) -> str:

@@ -39,7 +39,7 @@ from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
 from .store import Store
-from .terms import contains, fts_query, indexed
+from .terms import contains, contains_utf8, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -62,6 +62,10 @@ MARK_INDEXED = text("UPDATE part_text SET pending = 0 WHERE pending = 1 AND id B
 FORGET = text(
     "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
     " WHERE conversation_id = :conv AND message_id = :message AND pending = 0"
+)
+FORGET_ALL = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
+    " WHERE conversation_id = :conv AND pending = 0"
 )
 UNINDEX = text(
     "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
@@ -224,11 +228,14 @@ class SQLiteStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending = 1")
         conn.exec_driver_sql("CREATE TABLE part_text_unindex (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         # An external-content table forgets a row only when told its old text: the indexed
         # rows' text is kept for the indexer (a copy, no trigram work). Until then the index's
         # hit on a row that is gone finds no chunk to join: ids never return (AUTOINCREMENT).
-        conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+        if message_id is None:
+            conn.execute(FORGET_ALL, {"conv": conversation_id})
+        else:
+            conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
 
     def has_pending(self) -> bool:
         # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
@@ -245,15 +252,16 @@ class SQLiteStore(Store):
             conn.execute(UNINDEX, {"upto": gone[-1].id})
             conn.execute(UNQUEUE, {"upto": gone[-1].id})
         batch = _first(conn.execute(PENDING_FIRST, {"n": size}).all(), chars)
-        if not batch:
-            return 0, 0
+        if not batch:  # rows forgotten are work done: an indexer goes on while any are left
+            return len(gone), sum(int(row.owned) for row in gone)
         span = {"lo": batch[0].id, "hi": batch[-1].id}
         conn.execute(INDEX_PENDING, span)
         conn.execute(MARK_INDEXED, span)
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        return func.foldline_contains(text, term) == 1
+        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
+        return func.foldline_contains(cast(text, LargeBinary), term) == 1
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
@@ -351,7 +359,11 @@ def _fts_text(text: Any) -> Any:
 
 
 def _contains(haystack: Any, term: Any) -> int:
-    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
+    if not isinstance(term, str):
+        return 0
+    if isinstance(haystack, bytes):
+        return int(contains_utf8(haystack, term))
+    return int(isinstance(haystack, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:
