@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import BACKENDS, make_url
 
 from foldline.cli import main
+from foldline.local_account import ensure_local
 from foldline.service import Transcripts
 from foldline.store import open_store
 
@@ -115,6 +116,14 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    run("import", str(SAMPLE), "--db", cli_db, "--json")  # an agent of the local account, to delete
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store)
+        local = ensure_local(t, cli_db)
+        doomed = t.list_agents(local.account_id, local.workspace_id)["agents"][0]["id"]
+    finally:
+        store.close()
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -132,6 +141,8 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
+        ("agent", "delete"): [doomed],
+        ("samples", "remove"): [],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]
     assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"
