@@ -29,6 +29,7 @@ from .limits import Gate, Slots
 from .message import inexact_integer
 from .pool import in_pool
 from .service import Transcripts
+from .service.shares import as_shared
 from .sources import SOURCES
 from .wire import PAGE_LIMIT_MAX, SEQ_MAX, bearer_token, parse_before, parse_counter, parse_page_limit
 
@@ -86,6 +87,15 @@ async def reader(request: Request, _: Bearer, __: Annotated[str | None, Depends(
 
 async def body(request: Request) -> Any:
     """The request's JSON, read once within the size limit and decoded once."""
+    return await read_body(request, empty=False)
+
+
+async def optional_body(request: Request) -> Any:
+    """:func:`body`, where no body at all is the empty object."""
+    return await read_body(request, empty=True)
+
+
+async def read_body(request: Request, empty: bool) -> Any:
     limit = request.app.state.transcripts.settings.max_body
     length = request.headers.get("content-length", "")
     if length.isascii() and length.isdigit() and int(length) > limit:
@@ -97,6 +107,8 @@ async def body(request: Request) -> Any:
             raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
+    if empty and not raw.strip():
+        return {}
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -136,9 +148,46 @@ async def subagent(call: CallId) -> None:
     """Declares ``call`` on the subagent prefix; :func:`address` reads it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who reads a conversation: an account, or a share link (which reads as the member who made
+    it may, narrowed to its one agent).
+
+    ``account`` is whose access the read goes by; ``slot`` whom its caps count against (a share
+    has caps of its own, so its readers cannot use up its maker's); ``still(agent, call)``
+    says whether an event stream may go on; ``check_seconds``, how often a stream asks."""
+
+    account: str
+    slot: str
+    still: Callable[[str, str | None], bool]
+    check_seconds: float = events.HEARTBEAT_SECONDS
+
+
+async def account_viewer(request: Request, _: Bearer, __: Annotated[str | None, Depends(cookie)]) -> Viewer:
+    """A reader signed in with a bearer token or the panel's cookie."""
+    token = token_of(request)
+    account = await signed_in(request, token)
+    t: Transcripts = request.app.state.transcripts
+    return Viewer(account, account, lambda agent, call: t.may_follow(token, account, agent, call))
+
+
+ShareToken = Annotated[str, Path(description="the share's token, from its link (/s/{token})")]
+SHARE_CHECK_SECONDS = 1.0  # a share's stream asks this often whether the share still opens
+
+
+async def share_viewer(request: Request, token: ShareToken) -> Viewer:
+    """A reader holding a share link: the agent in the path must be the share's (else the one
+    not-found, as for a share that is unknown, revoked or expired)."""
+    t: Transcripts = request.app.state.transcripts
+    share = await run_in_threadpool(t.shared, token, request.path_params.get("agent"))
+    return Viewer(share.account, "share:" + share.id, lambda agent, call: t.may_follow_share(token, agent, call),
+                  SHARE_CHECK_SECONDS)  # fmt: skip
+
+
 Reader = Annotated[str, Depends(reader)]
 Writer = Annotated[str, Depends(writer)]
 Body = Annotated[Any, Depends(body)]
+OptionalBody = Annotated[Any, Depends(optional_body)]
 T = Annotated[Transcripts, Depends(transcripts)]
 At = Annotated[Address, Depends(address)]
 
@@ -277,9 +326,17 @@ def subagent_operation_id(route: APIRoute) -> str:
     return f"subagent_{route.name}"
 
 
+def shared_operation_id(route: APIRoute) -> str:
+    return route.name if route.name.startswith("shared_") else f"shared_{route.name}"
+
+
+def shared_subagent_operation_id(route: APIRoute) -> str:
+    return f"shared_subagent_{route.name}"
+
+
 EVENTS = "each write after `since`: `id: <seq>`, `event: message`, `data: <a Message, cut>`; then live"
 router = APIRouter(prefix="/api", generate_unique_id_function=operation_id)
-conversation = APIRouter()  # served twice, below
+conversation = APIRouter()  # served twice, below; its reads a third time, to share links
 
 
 @router.get(
@@ -375,70 +432,84 @@ def end_turn(t: T, who: Writer, at: At) -> Response:
     return json(t.end_turn(who, at.agent, at.call))
 
 
-@conversation.get(
-    "/messages",
-    summary="The transcript, whole or cut, paged newest first",
-    response_model=None,
-    responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
-)
-async def read_messages(
-    request: Request, t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
-) -> Response:
-    # One hop to the database pool: the page is read in one transaction and sent as stored.
-    page = await in_pool(request, t.page_json, who, at.agent, call=at.call, cut=parts == "cut", limit=limit,
-                         before=before)  # fmt: skip
-    return Response(page, media_type="application/json")
+def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,)) -> APIRouter:
+    """The three reads of a conversation, for readers that ``view`` finds: written once, served
+    to accounts (under the agent and the subagent prefix) and to share links. ``auth``: the
+    status a refused caller gets (a share link never gets a 401: it is found or not)."""
+    reads = APIRouter()
+    Who = Annotated[Viewer, Depends(view)]
 
-
-@conversation.get(
-    "/messages/{message}/parts/{index}",
-    summary="One part, whole, or a slice of one of its fields",
-    response_model=None,
-    responses=schemas.answers(
-        {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")},
-        *(400, 401, 404, 429, 503),
-    ),
-)
-def read_part(
-    request: Request,
-    t: T,
-    who: Reader,
-    at: At,
-    message: MessageId,
-    index: Index,
-    field: Field = None,
-    start: Offset = None,
-    end: Offset = None,
-) -> Response:
-    if field is not None:  # a slice costs the same whatever the part's size
-        return json(t.part_slice(who, at.agent, message, index, field, "0" if start is None else start, end, at.call))
-    if start is not None or end is not None:
-        raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
-    whole_reads: Slots = request.app.state.whole_reads
-    heavy: Gate = request.app.state.heavy
-    size, chunks = heavy.streamed(
-        Gate.EVERYONE,
-        lambda: whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call)),
+    @reads.get(
+        "/messages",
+        summary="The transcript, whole or cut, paged newest first",
+        response_model=None,
+        responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, *auth, 404),
     )
-    return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+    async def read_messages(
+        request: Request, t: T, who: Who, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
+    ) -> Response:
+        # One hop to the database pool: the page is read in one transaction and sent as stored.
+        page = await in_pool(request, t.page_json, who.account, at.agent, call=at.call, cut=parts == "cut",
+                             limit=limit, before=before)  # fmt: skip
+        return Response(page, media_type="application/json")
+
+    @reads.get(
+        "/messages/{message}/parts/{index}",
+        summary="One part, whole, or a slice of one of its fields",
+        response_model=None,
+        responses=schemas.answers(
+            {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")},
+            *(400, *auth, 404, 429, 503),
+        ),
+    )
+    def read_part(
+        request: Request,
+        t: T,
+        who: Who,
+        at: At,
+        message: MessageId,
+        index: Index,
+        field: Field = None,
+        start: Offset = None,
+        end: Offset = None,
+    ) -> Response:
+        account = who.account
+        if field is not None:  # a slice costs the same whatever the part's size
+            return json(t.part_slice(account, at.agent, message, index, field, "0" if start is None else start, end,
+                                     at.call))  # fmt: skip
+        if start is not None or end is not None:
+            raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
+        whole_reads: Slots = request.app.state.whole_reads
+        heavy: Gate = request.app.state.heavy
+        size, chunks = heavy.streamed(
+            Gate.EVERYONE,
+            lambda: whole_reads.streamed(who.slot, lambda: t.part_stream(account, at.agent, message, index, at.call)),
+        )
+        return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+
+    @reads.get(
+        "/events",
+        summary="Server-sent events: each changed message, cut",
+        response_class=StreamingResponse,
+        responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, *auth, 404, 429,
+                                  media="text/event-stream"),  # fmt: skip
+    )
+    def follow_events(
+        request: Request, t: T, who: Who, at: At, since: Since = 0, last_event_id: LastEventId = None
+    ) -> Response:
+        stream = events.follow(
+            t, request.app.state.hub, request.app.state.streams, who.account, at.agent, at.call,
+            since=since if last_event_id is None else last_event_id, slot=who.slot,
+            allowed=lambda: who.still(at.agent, at.call), check_seconds=who.check_seconds,
+            disconnected=request.is_disconnected,
+        )  # fmt: skip
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+    return reads
 
 
-@conversation.get(
-    "/events",
-    summary="Server-sent events: each changed message, cut",
-    response_class=StreamingResponse,
-    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, 429, media="text/event-stream"),
-)
-def follow_events(
-    request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None
-) -> Response:
-    stream = events.follow(
-        t, request.app.state.hub, request.app.state.streams, who, at.agent, at.call,
-        since=since if last_event_id is None else last_event_id, token=token_of(request),
-        disconnected=request.is_disconnected,
-    )  # fmt: skip
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+conversation.include_router(conversation_reads(account_viewer))
 
 
 @router.get(
@@ -464,6 +535,110 @@ def search(
     return json(found)
 
 
+# -- share links ------------------------------------------------------------------------------
+
+ShareId = Annotated[str, Path(description="the share's id (a UUID)", json_schema_extra={"format": "uuid"})]
+
+
+def share_url(request: Request, token: str) -> str:
+    """The panel's address of a share, on the address the request came to."""
+    return str(request.base_url).rstrip("/") + "/s/" + token
+
+
+@router.post(
+    "/agents/{agent}/shares",
+    status_code=201,
+    summary="Make a share link: the agent and its subagents, read-only, without signing in",
+    response_model=None,
+    openapi_extra=schemas.body("ShareRequest", required=False),
+    tags=["shares"],
+    responses=schemas.answers({201: (schemas.NewShare, "made; the token is shown once")}, 400, 401, 404, 413, 422),
+)
+def create_share(request: Request, t: T, who: Writer, agent: AgentId, data: OptionalBody) -> Response:
+    if not isinstance(data, dict):
+        raise BadRequest("the body must be a JSON object")
+    made = t.create_share(who, agent, data.get("expires_in"))
+    return json({**made, "url": share_url(request, made["token"])}, 201)
+
+
+@router.get(
+    "/agents/{agent}/shares",
+    summary="The agent's share links that have not expired (never their tokens)",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Shares, "its shares")}, 401, 404),
+    tags=["shares"],
+)
+def list_shares(t: T, who: Reader, agent: AgentId) -> Response:
+    return json({"shares": t.shares(who, agent)})
+
+
+@router.delete(
+    "/shares/{share}",
+    status_code=204,
+    summary="Revoke a share link: it opens nothing from now on, and its open event streams end",
+    response_model=None,
+    responses=schemas.answers({204: (None, "revoked")}, 401, 404),
+    tags=["shares"],
+)
+def revoke_share(t: T, who: Writer, share: ShareId) -> Response:
+    t.revoke_share(who, share)
+    return Response(status_code=204)
+
+
+# What a share link reads: its agent, the agent's three conversation reads (and its subagents'),
+# and search inside it; nothing else. Each is the one not-found for a share that does not open.
+shared = APIRouter(prefix="/shared/{token}", tags=["shared"], generate_unique_id_function=shared_operation_id)
+
+
+@shared.get(
+    "",
+    summary="What a share link opens",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Opened, "the share's agent")}, 404),
+)
+def shared_share(t: T, token: ShareToken) -> Response:
+    share = t.shared(token)
+    return json({"agent_id": share.agent_id, "expires_at": share.expires_at})
+
+
+@shared.get(
+    "/agents/{agent}",
+    summary="The shared agent, with its subagents' call ids and its usage by model",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SharedAgent, "the agent")}, 404),
+)
+def shared_agent(t: T, who: Annotated[Viewer, Depends(share_viewer)], agent: AgentId) -> Response:
+    return json(as_shared(t.agent(who.account, agent)))
+
+
+@shared.get(
+    "/search",
+    summary="Search the shared agent and its subagents, cut middles included",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SearchPage, "hits, newest first")}, 400, 404, 429, 503),
+)
+def shared_search(
+    request: Request,
+    t: T,
+    token: ShareToken,
+    q: Query_ = None,
+    agent: OptionalAgent = None,
+    limit: SearchLimit = None,
+    cursor: Cursor = None,
+) -> Response:
+    share = t.shared(token, agent)
+    heavy: Gate = request.app.state.heavy
+    searches: Slots = request.app.state.searches
+    with heavy.taken(Gate.EVERYONE), searches.taken("share:" + share.id):
+        found = t.search(share.account, q, None, share.agent_id, limit, cursor)
+    return json(found)
+
+
+shared_reads = conversation_reads(share_viewer, auth=())
+shared.include_router(shared_reads, prefix="/agents/{agent}")
+shared.include_router(shared_reads, prefix="/agents/{agent}/subagents/{call}", dependencies=[Depends(subagent)],
+                      generate_unique_id_function=shared_subagent_operation_id)  # fmt: skip
+
 router.include_router(conversation, prefix="/agents/{agent}", tags=["conversation"])
 router.include_router(
     conversation,
@@ -472,3 +647,4 @@ router.include_router(
     dependencies=[Depends(subagent)],
     generate_unique_id_function=subagent_operation_id,
 )
+router.include_router(shared)

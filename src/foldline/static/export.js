@@ -1,13 +1,13 @@
 // Copy and download the whole transcript: whole reads (no `parts=cut`), every message, and
 // the transcript of every subagent, whatever the screen has loaded.
 
-import { conversationPath, getJson } from "./api.js";
+import { agentPath, conversationPath, getJson } from "./api.js";
 import { formatBytes } from "./format.js";
 import { mediaBytes, mediaItems, outputText } from "./parts.js";
 import { subagentLabel, toolName } from "./tools.js";
 
 export async function wholeTranscript(agent) {
-  const info = await getJson("/api/agents/" + encodeURIComponent(agent));
+  const info = await getJson(agentPath(agent));
   const main = await getJson(conversationPath(agent) + "/messages");
   const subagents = {};
   for (const call of info.subagents || []) {
