@@ -21,6 +21,7 @@ from foldline.registry import Registry
 Json = dict[str, Any]
 AGENT = "/api/agents/{agent}"
 SUB = "/api/agents/{agent}/subagents/{call}"
+SHARED = "/api/shared/{token}"
 CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
@@ -40,8 +41,17 @@ STATUSES = {
     "/api/agents": {"get": {"200", "400", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
     AGENT: {"get": {"200", "401", "404"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
+    # share links: made, listed and revoked by members; read by whoever holds one (never a 401)
+    AGENT + "/shares": {"get": {"200", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
+    "/api/shares/{share}": {"delete": {"204", "401", "404"}},
+    "/s/{token}": {"get": {"200", "404"}},
+    SHARED: {"get": {"200", "404"}},
+    SHARED + "/search": {"get": {"200", "400", "404", "429", "503"}},
+    SHARED + "/agents/{agent}": {"get": {"200", "404"}},
+    **{prefix + path: {"get": ops["get"] - {"401"}} for path, ops in CONVERSATION.items() if "get" in ops
+       for prefix in (SHARED + "/agents/{agent}", SHARED + "/agents/{agent}/subagents/{call}")},
 }
-WRITES = {"put", "post"}
+WRITES = {"put", "post", "delete"}
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +86,9 @@ def test_the_token_is_a_bearer_scheme_and_the_cookie_only_reads(document: Json) 
     assert document["components"]["securitySchemes"]["bearerAuth"] == {
         "type": "http", "scheme": "bearer", "description": "an account's token"}
     for path, method, op in operations(document):
-        if not path.startswith("/api"):
-            assert "security" not in op, path  # the panel's pages are open; each checks its cookie itself
+        if not path.startswith("/api") or path.startswith(SHARED):
+            # the panel's pages are open (each checks its cookie itself); a share's token is its path
+            assert "security" not in op, path
             continue
         schemes = {name for requirement in op["security"] for name in requirement}
         assert schemes == ({"bearerAuth"} if method in WRITES else {"bearerAuth", "panelCookie"}), (path, method)
@@ -101,7 +112,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 22  # 16 of the API, 6 of the panel
+    assert len(ids) == len(set(ids)) == 35  # 16 of the API, 12 of share links, 7 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

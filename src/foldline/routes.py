@@ -437,7 +437,8 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
     to accounts (under the agent and the subagent prefix) and to share links. ``auth``: the
     status a refused caller gets (a share link never gets a 401: it is found or not)."""
     reads = APIRouter()
-    Who = Annotated[Viewer, Depends(view)]
+    # A default, not an annotation: this module's annotations are strings, read in its globals.
+    who_is = Depends(view)
 
     @reads.get(
         "/messages",
@@ -446,7 +447,8 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
         responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, *auth, 404),
     )
     async def read_messages(
-        request: Request, t: T, who: Who, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
+        request: Request, t: T, at: At, who: Viewer = who_is, parts: Parts = None, limit: Limit = None,
+        before: Before = None,
     ) -> Response:
         # One hop to the database pool: the page is read in one transaction and sent as stored.
         page = await in_pool(request, t.page_json, who.account, at.agent, call=at.call, cut=parts == "cut",
@@ -465,10 +467,10 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
     def read_part(
         request: Request,
         t: T,
-        who: Who,
         at: At,
         message: MessageId,
         index: Index,
+        who: Viewer = who_is,
         field: Field = None,
         start: Offset = None,
         end: Offset = None,
@@ -495,7 +497,7 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
                                   media="text/event-stream"),  # fmt: skip
     )
     def follow_events(
-        request: Request, t: T, who: Who, at: At, since: Since = 0, last_event_id: LastEventId = None
+        request: Request, t: T, at: At, who: Viewer = who_is, since: Since = 0, last_event_id: LastEventId = None
     ) -> Response:
         stream = events.follow(
             t, request.app.state.hub, request.app.state.streams, who.account, at.agent, at.call,
@@ -596,7 +598,7 @@ shared = APIRouter(prefix="/shared/{token}", tags=["shared"], generate_unique_id
     response_model=None,
     responses=schemas.answers({200: (schemas.Opened, "the share's agent")}, 404),
 )
-def shared_share(t: T, token: ShareToken) -> Response:
+def shared_opens(t: T, token: ShareToken) -> Response:
     share = t.shared(token)
     return json({"agent_id": share.agent_id, "expires_at": share.expires_at})
 
