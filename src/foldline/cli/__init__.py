@@ -14,6 +14,7 @@ from .mcp import mcp_command
 from .redact import redact
 from .search import search_command
 from .serve import serve
+from .shares import share
 from .stamps import maintenance, restamp
 from .status import status
 from .usage import usage_command
@@ -40,5 +41,6 @@ main.add_command(click.Command("restamp", callback=restamp.callback, params=rest
 main.add_command(status)
 main.add_command(redact)
 main.add_command(usage_command)
+main.add_command(share)
 
 __all__ = ["main"]
