@@ -12,6 +12,7 @@ from conftest import BACKENDS, make_url
 
 from foldline.cli import main
 from foldline.service import Transcripts
+from foldline.settings import Settings
 from foldline.store import open_store
 
 
@@ -114,6 +115,10 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    with Transcripts.open(Settings(db=cli_db)) as t:  # b stays in the workspace (a is taken out below)
+        t.add_member(space["id"], b["id"])
+        agent = t.create_agent(b["id"], space["id"], "shared")["id"]
+        to_revoke = t.create_share(b["id"], agent)["id"]
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -131,6 +136,9 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
+        ("share", "create"): [agent, "--expires", "7d", "--account", b["id"]],
+        ("share", "list"): ["--account", b["id"]],
+        ("share", "revoke"): [to_revoke, "--account", b["id"]],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]
     assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"
