@@ -274,3 +274,29 @@ def test_every_answer_matches_its_documented_schema(world: World, document: Json
     conforms(document, "/api/me", "get", httpx.get(f"{world.url}/api/me", headers=auth))
     created = httpx.post(f"{world.url}/api/agents", json={"workspace_id": world.workspace}, headers=auth)
     conforms(document, "/api/agents", "post", created)
+
+
+def test_share_answers_match_their_documented_schemas(world: World, document: Json) -> None:
+    auth = {"Authorization": f"Bearer {world.alice_token}"}
+    message = put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
+    put(world.alice, world.agent, user("a worker"), call="toolu_01")
+    made = httpx.post(f"{world.url}/api/agents/{world.agent}/shares", json={"expires_in": 60}, headers=auth)
+    conforms(document, AGENT + "/shares", "post", made)
+    listed = httpx.get(f"{world.url}/api/agents/{world.agent}/shares", headers=auth)
+    conforms(document, AGENT + "/shares", "get", listed)
+    shared = f"{world.url}/api/shared/{made.json()['token']}"
+    agent = f"{SHARED}/agents/{{agent}}"
+    conforms(document, SHARED, "get", httpx.get(shared))
+    conforms(document, agent, "get", httpx.get(f"{shared}/agents/{world.agent}"))
+    conforms(document, SHARED + "/search", "get", httpx.get(f"{shared}/search", params={"q": "line"}))
+    for prefix, path in ((agent, f"/agents/{world.agent}"), (agent + "/subagents/{call}",
+                                                              f"/agents/{world.agent}/subagents/toolu_01")):
+        for params in ({}, {"parts": "cut", "limit": "1"}, {"limit": "x"}):
+            conforms(document, prefix + "/messages", "get", httpx.get(f"{shared}{path}/messages", params=params))
+    part = httpx.get(f"{shared}/agents/{world.agent}/messages/{message['id']}/parts/0", params={"field": "output"})
+    conforms(document, agent + "/messages/{message}/parts/{index}", "get", part)
+    conforms(document, agent, "get", httpx.get(f"{shared}/agents/{new_id()}"))
+    revoked = httpx.delete(f"{world.url}/api/shares/{made.json()['id']}", headers=auth)
+    assert revoked.status_code == 204 and revoked.content == b""
+    unknown = httpx.delete(f"{world.url}/api/shares/{new_id()}", headers=auth)
+    conforms(document, "/api/shares/{share}", "delete", unknown)
