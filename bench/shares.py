@@ -4,7 +4,7 @@
 
 An agent of 200 messages (a prompt, and an answer holding a 20 KB bash output each) is read the
 newest 15 messages cut, and as its agent read, by its member's bearer token and by a share link
-(``/api/shared/{token}/…``), alternately, with one keep-alive connection each; and the check a
+(``/api/shared/{token}/…``), in turn, with one keep-alive connection each; and the check a
 share's event stream makes every second (``may_follow_share``) is timed beside an account's.
 A share is read from the database on every request (no cache, so a revocation holds at once);
 an account's token is remembered for a few seconds and its page read takes the short way in.
@@ -28,13 +28,16 @@ from foldline.service import Transcripts
 from foldline.settings import Settings
 
 
-def median_ms(work: Callable[[], object], runs: int) -> float:
-    times = []
+def interleaved(works: dict[str, Callable[[], object]], runs: int) -> dict[str, float]:
+    """The median of each work, run in turn (one of each, ``runs`` times): a loaded machine's
+    slow moments fall on all of them alike."""
+    times: dict[str, list[float]] = {name: [] for name in works}
     for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        for name, work in works.items():
+            start = time.perf_counter()
+            work()
+            times[name].append((time.perf_counter() - start) * 1000)
+    return {name: statistics.median(found) for name, found in times.items()}
 
 
 def fill(t: Transcripts, account: str, agent: str, messages: int) -> None:
@@ -70,18 +73,18 @@ def run(url: str, runs: int) -> dict[str, float]:
             httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as member,
             httpx.Client(base_url=f"{base}/api/shared/{share}") as shared,
         ):
-            reads = {
+            reads: dict[str, Callable[[], object]] = {
                 "cut page of 15, member (ms)": lambda: member.get(f"/api/agents/{agent}/messages", params=cut),
                 "cut page of 15, share link (ms)": lambda: shared.get(f"/agents/{agent}/messages", params=cut),
                 "agent read, member (ms)": lambda: member.get(f"/api/agents/{agent}"),
                 "agent read, share link (ms)": lambda: shared.get(f"/agents/{agent}"),
             }
             for read in reads.values():
-                assert read().status_code == 200  # type: ignore[attr-defined]
-            found = {name: median_ms(read, runs) for name, read in reads.items()}
-        found["stream check, member (ms)"] = median_ms(lambda: t.may_follow(token, account, agent), runs)
-        found["stream check, share link (ms)"] = median_ms(lambda: t.may_follow_share(share, agent), runs)
-        return found
+                answer = read()
+                assert isinstance(answer, httpx.Response) and answer.status_code == 200
+            reads["stream check, member (ms)"] = lambda: t.may_follow(token, account, agent)
+            reads["stream check, share link (ms)"] = lambda: t.may_follow_share(share, agent)
+            return interleaved(reads, runs)
     finally:
         server.should_exit = True
         thread.join(10)
