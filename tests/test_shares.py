@@ -229,3 +229,28 @@ def test_a_share_has_caps_of_its_own(world: World, transcripts: Transcripts) -> 
             assert next(iter(events))[1]["parts"][0]["text"] == "mine"
     world.alice.revoke_share(share["id"])
     assert all(ended.wait(20) for ended, _ in streams)
+
+
+def test_the_command_line_makes_lists_and_revokes_shares(db_url: str, world: World,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from click.testing import CliRunner
+
+    from foldline.cli import main
+
+    monkeypatch.setenv("FOLDLINE_URL", world.url)
+    run = CliRunner().invoke
+    as_alice = ["--account", world.alice_id, "--db", db_url]
+    made = run(main, ["share", "create", world.agent, "--expires", "7d", *as_alice, "--json"])
+    assert made.exit_code == 0, made.output
+    share = orjson.loads(made.stdout)
+    assert share["url"] == f"{world.url}/s/{share['token']}" and share["expires_at"] is not None
+    assert httpx.get(share["url"]).status_code == 200
+    listed = run(main, ["share", "list", "--agent", world.agent, *as_alice])
+    assert share["id"] in listed.output and share["token"] not in listed.output
+    assert run(main, ["share", "list", "--account", world.bob_id, "--db", db_url]).output.strip() == "no share links"
+    refused = run(main, ["share", "revoke", share["id"], "--account", world.bob_id, "--db", db_url])
+    assert refused.exit_code == 1 and "not found" in refused.output
+    assert run(main, ["share", "revoke", share["id"], *as_alice]).exit_code == 0
+    assert httpx.get(share["url"]).status_code == 404
+    bad = run(main, ["share", "create", world.agent, "--expires", "soon", *as_alice])
+    assert bad.exit_code == 2 and "--expires" in bad.output

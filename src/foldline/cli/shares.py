@@ -42,7 +42,9 @@ def share() -> None:
 @db_option
 @json_option
 def share_create(agent: str, expires: str | None, account_id: str | None, db: str, as_json: bool) -> None:
-    """Make a share link of AGENT (and its subagents); its address is shown once."""
+    """Make a share link of AGENT (and its subagents): its address, on $FOLDLINE_URL (else
+    http://127.0.0.1:8765), is shown once. Whoever holds it reads the agent, read-only, without
+    signing in, and nothing else."""
     span = duration(expires)
     with existing_service(db) as transcripts:
         made = transcripts.create_share(acting(transcripts, account_id, db), agent,
