@@ -254,3 +254,13 @@ def test_the_command_line_makes_lists_and_revokes_shares(db_url: str, world: Wor
     assert httpx.get(share["url"]).status_code == 404
     bad = run(main, ["share", "create", world.agent, "--expires", "soon", *as_alice])
     assert bad.exit_code == 2 and "--expires" in bad.output
+
+
+def test_a_deleted_agent_s_shares_open_nothing(world: World) -> None:
+    share = world.alice.create_share(world.agent)
+    put(world.alice, world.agent, user("soon gone"))
+    ended, _ = open_stream(f"{world.url}/api/shared/{share['token']}/agents/{world.agent}/events")
+    world.alice.delete_agent(world.agent)
+    assert ended.wait(20), "a deleted agent's share stream must end"
+    assert shared(world, share["token"]).json() == NOT_FOUND
+    assert world.http.get(f"/s/{share['token']}").status_code == 404

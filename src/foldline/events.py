@@ -122,14 +122,23 @@ class Hub:
     def _wake_moved(self, seqs: dict[str, int]) -> None:
         # A conversation seen for the first time is woken once: its follower then reads what it
         # may have missed between its last look and this one.
+        # One no longer there (deleted by another process) is woken once too: its follower
+        # learns it is gone and its stream ends.
         for conversation_id, seq in seqs.items():
             if self._known.get(conversation_id) != seq:
                 self.notify(conversation_id)
+        for conversation_id in self._known.keys() - seqs.keys():
+            self.notify(conversation_id)
         self._known = dict(seqs)
 
 
 def frame(seq: int, message: dict[str, Any]) -> bytes:
     return b"id: %d\nevent: message\ndata: " % seq + orjson.dumps(message) + b"\n\n"
+
+
+def deleted_frame(agent_id: str, call: str | None) -> bytes:
+    """The last event of a stream whose conversation was deleted."""
+    return b"event: deleted\ndata: " + orjson.dumps({"agent_id": agent_id, "call": call}) + b"\n\n"
 
 
 async def stream(
@@ -140,15 +149,17 @@ async def stream(
     allowed: Callable[[], bool],
     batch: int = BATCH,
     check_seconds: float = HEARTBEAT_SECONDS,
+    gone: Callable[[], bytes | None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
     ``changes(seq, n)`` returns at most ``n`` messages after ``seq`` (``n`` grows from
     ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether the follower may still read the
-    conversation (the stream ends when it may not), asked each time the stream wakes and at
-    least every ``check_seconds``; a heartbeat goes every ``HEARTBEAT_SECONDS`` of quiet.
+    conversation (the stream ends when it may not, with the event ``gone()`` gives when there is
+    one: the conversation was deleted), asked each time the stream wakes and at least every
+    ``check_seconds``; a heartbeat goes every ``HEARTBEAT_SECONDS`` of quiet.
     """
-    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch, check_seconds):
+    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch, check_seconds, gone):
         yield chunk
 
 
@@ -181,6 +192,7 @@ def follow(
         disconnected,
         allowed,
         check_seconds=check_seconds,
+        gone=lambda: deleted_frame(conv.parent_id or conv.id, conv.call_id) if t.deleted(conv.id) else None,
     )
     return Held(body, lambda: streams.release(holder))
 
@@ -226,6 +238,7 @@ async def _follow(
     allowed: Callable[[], bool],
     batch: int,
     check_seconds: float,
+    gone: Callable[[], bytes | None],
 ) -> AsyncIterator[bytes]:
     opened = False
     quiet = 0.0  # seconds waited since the last wake-up
@@ -243,6 +256,9 @@ async def _follow(
             continue  # more to catch up on: no waiting
         woken = await wait(min(check_seconds, HEARTBEAT_SECONDS - quiet))
         if not await run_in_threadpool(allowed):
+            last = await run_in_threadpool(gone)
+            if last is not None:
+                yield last
             return
         quiet = 0.0 if woken else quiet + min(check_seconds, HEARTBEAT_SECONDS - quiet)
         if quiet >= HEARTBEAT_SECONDS:
