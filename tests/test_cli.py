@@ -119,6 +119,7 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         t.add_member(space["id"], b["id"])
         agent = t.create_agent(b["id"], space["id"], "shared")["id"]
         to_revoke = t.create_share(b["id"], agent)["id"]
+        to_delete = t.create_agent(b["id"], space["id"], "deleted")["id"]
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -136,6 +137,8 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
+        ("agent", "delete"): [to_delete, "--account", b["id"]],
+        ("samples", "remove"): [],
         ("share", "create"): [agent, "--expires", "7d", "--account", b["id"]],
         ("share", "list"): ["--account", b["id"]],
         ("share", "revoke"): [to_revoke, "--account", b["id"]],

@@ -175,7 +175,9 @@ def follow(url: str, opened: threading.Event, ended: threading.Event, received: 
             if line.startswith("retry:"):
                 opened.set()
             elif line.startswith("data: "):
-                received.append(orjson.loads(line[6:])["parts"][0]["text"])
+                data = orjson.loads(line[6:])
+                if "parts" in data:  # a message (a deleted agent's last event is not one)
+                    received.append(data["parts"][0]["text"])
     ended.set()
 
 
