@@ -43,6 +43,7 @@ STATUSES = {
     "/agents/{agent}/delete": {"post": {"303", "403", "404", "413"}},
     "/api/samples": {"delete": {"200", "401"}},
     "/samples/remove": {"post": {"303"}},
+    AGENT + "/export": {"get": {"200", "400", "401", "404", "429", "503"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
     # share links: made, listed and revoked by members; read by whoever holds one (never a 401)
     AGENT + "/shares": {"get": {"200", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
@@ -115,7 +116,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 39  # 18 of the API, 12 of share links, 9 of the panel
+    assert len(ids) == len(set(ids)) == 40  # 19 of the API, 12 of share links, 9 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

@@ -59,6 +59,8 @@ def test_a_share_link_opens_the_agent_read_only_without_signing_in(page: Page, p
     expect(page.locator("a.brand")).to_have_count(0)
     expect(page.locator(".search-open")).to_have_count(0)
     expect(page.locator("#signout")).to_have_count(0)
+    expect(page.locator(".copy-transcript")).to_have_count(0)  # the export is a member's
+    expect(page.locator(".toolbar a.button")).to_have_count(0)
     expect(page.locator("#who")).to_have_text("Shared, read-only")
     page.keyboard.press("/")
     expect(page.locator("dialog.search[open], .search-box[open]")).to_have_count(0)
