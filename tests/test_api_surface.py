@@ -22,6 +22,13 @@ ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), (
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION
     for prefix in ("/api/agents/{agent}", "/api/agents/{agent}/subagents/{call}")
+} | {
+    ("POST", "/api/agents/{agent}/shares"), ("GET", "/api/agents/{agent}/shares"), ("DELETE", "/api/shares/{share}"),
+    ("GET", "/s/{token}"), ("GET", "/api/shared/{token}"), ("GET", "/api/shared/{token}/search"),
+    ("GET", "/api/shared/{token}/agents/{agent}"),
+} | {
+    (method, prefix + path) for method, path in CONVERSATION if method == "GET"
+    for prefix in ("/api/shared/{token}/agents/{agent}", "/api/shared/{token}/agents/{agent}/subagents/{call}")
 }
 
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from conftest import BACKENDS, make_url
 
 from foldline.cli import main
-from foldline.local_account import ensure_local
 from foldline.service import Transcripts
+from foldline.settings import Settings
 from foldline.store import open_store
 
 
@@ -116,14 +116,11 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
-    run("import", str(SAMPLE), "--db", cli_db, "--json")  # an agent of the local account, to delete
-    store = open_store(cli_db)
-    try:
-        t = Transcripts(store)
-        local = ensure_local(t, cli_db)
-        doomed = t.list_agents(local.account_id, local.workspace_id)["agents"][0]["id"]
-    finally:
-        store.close()
+    with Transcripts.open(Settings(db=cli_db)) as t:  # b stays in the workspace (a is taken out below)
+        t.add_member(space["id"], b["id"])
+        agent = t.create_agent(b["id"], space["id"], "shared")["id"]
+        to_revoke = t.create_share(b["id"], agent)["id"]
+        to_delete = t.create_agent(b["id"], space["id"], "deleted")["id"]
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -141,8 +138,11 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
-        ("agent", "delete"): [doomed],
+        ("agent", "delete"): [to_delete, "--account", b["id"]],
         ("samples", "remove"): [],
+        ("share", "create"): [agent, "--expires", "7d", "--account", b["id"]],
+        ("share", "list"): ["--account", b["id"]],
+        ("share", "revoke"): [to_revoke, "--account", b["id"]],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]
     assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"

@@ -17,6 +17,7 @@ from .redact import redact
 from .samples import samples
 from .search import search_command
 from .serve import serve
+from .shares import share
 from .stamps import maintenance, restamp
 from .status import status
 from .usage import usage_command
@@ -46,5 +47,6 @@ main.add_command(status)
 main.add_command(redact)
 main.add_command(usage_command)
 main.add_command(samples)
+main.add_command(share)
 
 __all__ = ["main"]
