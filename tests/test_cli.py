@@ -114,7 +114,16 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store)
+        kept = t.create_workspace("kept", [a["id"]])["id"]  # `workspace remove` takes fay out of crew first
+        doomed = t.create_agent(a["id"], kept, title="doomed")["id"]
+    finally:
+        store.close()
     arguments = {
+        ("agent", "delete"): [doomed, "--account", a["id"]],
+        ("samples", "remove"): ["--account", a["id"]],
         ("account", "create"): ["hal"],
         ("account", "list"): [],
         ("account", "token"): [a["id"]],
