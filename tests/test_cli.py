@@ -94,7 +94,8 @@ def test_lists_and_a_new_token_for_a_lost_one(cli_db: str) -> None:
     assert unknown.exit_code != 0 and "not found" in unknown.output
 
 
-NO_JSON = {("serve",), ("mcp",)}  # run until stopped; serve prints addresses, mcp speaks MCP on stdio
+NO_JSON = {("serve",), ("mcp",), ("export",)}  # serve prints addresses, mcp speaks MCP on stdio (both run until
+# stopped); export writes the export itself (tests/test_exports.py)
 SAMPLE = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
 
 

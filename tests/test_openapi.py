@@ -42,6 +42,7 @@ STATUSES = {
     "/agents/{agent}/delete": {"post": {"303", "403", "404", "413"}},
     "/api/samples": {"delete": {"200", "401"}},
     "/samples/remove": {"post": {"303"}},
+    AGENT + "/export": {"get": {"200", "400", "401", "404", "429", "503"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
 }
 WRITES = {"put", "post", "delete"}
@@ -104,7 +105,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 26  # 18 of the API, 8 of the panel
+    assert len(ids) == len(set(ids)) == 27  # 19 of the API, 8 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

@@ -406,3 +406,11 @@ def success(what: Shape, text: str, media: str) -> dict[str, Any]:
     if isinstance(what, dict):
         return {"description": text, "content": {media: {"schema": what}}}
     return {"description": text, **({"model": what} if what else {})}
+
+
+def exported() -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of the export: a JSON document, Markdown or HTML, by ``format``."""
+    found = answers({200: ({"type": "object"}, "the whole export, streamed")}, 400, 401, 404, 429, 503)
+    found[200]["content"].update({"text/markdown": {"schema": {"type": "string"}},
+                                  "text/html": {"schema": {"type": "string"}}})  # fmt: skip
+    return found

@@ -2,7 +2,8 @@
 
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
 import { ApiError, conversationPath, getJson, page } from "./api.js";
-import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { FORMATS, copyText, downloadLink, exportText } from "./export.js";
+import { watchRedactions } from "./redactions.js";
 import { el } from "./dom.js";
 import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { relativeTime } from "./format.js";
@@ -14,6 +15,7 @@ import { FindBar, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
+watchRedactions(main);
 const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
@@ -261,9 +263,8 @@ function toolbar(info, status) {
     }
   };
   bar.append(
-    button("Copy transcript", () => run("Copy transcript", () => copyText(wholeTranscript(info.id).then(toMarkdown))), "copy-transcript"),
-    button("Download Markdown", () => run("Download Markdown", async () => download(fileName(info, "md"), toMarkdown(await wholeTranscript(info.id)), "text/markdown")), "download-md"),
-    button("Download JSON", () => run("Download JSON", async () => download(fileName(info, "json"), toJson(await wholeTranscript(info.id)), "application/json")), "download-json"),
+    button("Copy transcript", () => run("Copy transcript", () => copyText(exportText(info.id, "md"))), "copy-transcript"),
+    ...Object.keys(FORMATS).map((format) => downloadLink(info.id, format, fileName(info, format))),
     outlineButton(),
     status,
   );
