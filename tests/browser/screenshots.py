@@ -5,12 +5,14 @@ user's first run does (a home with no Claude Code or Codex sessions, so it impor
 sessions shipped in ``foldline/samples``), signs in with the link it prints and photographs with
 headless Chromium: the agents list, the session with a subagent (its fold opened), a cut thought
 (both ends and the mark), a cut output read whole, the search box and a hit in the cut middle of
-an output, the largest session's last turn at 1400×900, and its densest screen in the outline.
+an output, the largest session's last turn at 1400×900, its densest screen in the outline, and
+a Read of a TypeScript file in colours.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -131,6 +133,7 @@ def shoot(context: BrowserContext, link: str, subagent: str, largest: str) -> No
     page.screenshot(path=str(DOCS / "panel-search-hit.png"))
     page.close()
     dense(context, base, largest)
+    code(context, base, largest)
 
 
 def dense(context: BrowserContext, base: str, agent: str) -> None:
@@ -149,6 +152,23 @@ def dense(context: BrowserContext, base: str, agent: str) -> None:
     settle(page)
     page.screenshot(path=str(DOCS / "panel-outline.png"))
     page.click("button.outline-toggle")  # the choice is kept in the browser: leave it off
+    page.close()
+
+
+def code(context: BrowserContext, base: str, agent: str) -> None:
+    """A Read of a TypeScript file in the largest session, open: its code in colours."""
+    page = context.new_page()
+    page.set_viewport_size({"width": 1100, "height": 760})
+    page.goto(f"{base}/agents/{agent}")
+    page.wait_for_selector(".live[data-state=live]")
+    every_page(page)
+    ts = page.locator(".tool-input", has_text=re.compile(r"\.ts$"))
+    read = page.locator('details.tool[data-tool="Read"]').filter(has=ts).first
+    read.locator("summary").click()
+    read.locator("pre.out[data-coloured]").wait_for()
+    read.evaluate("d => { d.scrollIntoView(); window.scrollBy(0, -110); }")  # below the sticky find bar
+    settle(page)
+    page.screenshot(path=str(DOCS / "panel-code.png"))
     page.close()
 
 

@@ -27,7 +27,7 @@ ROWS = """() => [...document.querySelectorAll('.messages.outline details.tool:no
       return n ? Math.round(n.getBoundingClientRect()[side]) : null;
     };
     return { row: at('.tool-name', 'left'), input: at('.tool-input', 'left'), state: at('.badge.state', 'left'),
-             stateEnd: at('.badge.state', 'right'), size: at('.size', 'right') };
+             stateEnd: at('.badge.state', 'right'), size: at('.size', 'right'), took: at('.took', 'right') };
   })"""
 
 # Each closed thought in the outline, top to bottom: its top, whether its label shows, the label.
@@ -58,13 +58,14 @@ def one(rows: list[dict[str, Any]], key: str) -> set[int]:
     return {r[key] for r in rows if r[key] is not None}
 
 
-def check_columns(page: Page) -> list[dict[str, Any]]:
+def check_columns(page: Page, least: int = 20) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = page.evaluate(ROWS)
-    assert len(rows) > 20
+    assert len(rows) >= least
     assert len(one(rows, "row")) == 1, "every tool row starts at one x"
     assert len(one(rows, "input")) == 1, "every input starts at one x"
     assert len(one(rows, "state")) == 1 and len(one(rows, "stateEnd")) == 1, "the state column lines up"
     assert len(one(rows, "size")) == 1, "the size column lines up"
+    assert len(one(rows, "took")) == 1, "the run time column lines up"
     return rows
 
 
@@ -120,3 +121,13 @@ def test_the_outline_of_the_codex_sample_lines_its_columns_up(page: Page, panel:
     assert thoughts and len(shown) < len(thoughts)
     if os.environ.get("FOLDLINE_SHOTS"):
         page.screenshot(path=os.environ["FOLDLINE_SHOTS"] + "/outline-codex.png")
+
+
+def test_the_outline_of_the_sample_with_a_subagent_lines_its_columns_up(page: Page, panel: Panel) -> None:
+    outline_of(page, panel, "outline subagent", samples_dir() / "claude-code" / "turn-2.jsonl")
+    rows = check_columns(page, 14)
+    # Its calls say how long they ran (the Task 5m 50s), and the subagent hangs in the calls' column.
+    took = page.locator(".messages.outline details.tool > summary .took:not(:empty)")
+    assert took.count() >= 2
+    sub = page.locator(".messages.outline details.subagent > summary").first
+    assert round(sub.evaluate("s => s.getBoundingClientRect().left")) >= rows[0]["row"] - 40

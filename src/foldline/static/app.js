@@ -180,6 +180,7 @@ async function workspaceAgents(section, workspace) {
     more.hidden = !cursor;
     empty.hidden = ul.children.length > 0;
     if (fresh) drawControls();
+    controls.hidden = !ul.children.length && !state.source && !state.project; // nothing to sort or filter
   }
   function drawControls() {
     const sources = [["", "All sources"], ...(facets ? facets.sources : []).filter((f) => f.value).map((f) => [f.value, `${SOURCES[f.value] || f.value} (${f.agents})`])];
