@@ -9,7 +9,7 @@ import { relativeTime } from "./format.js";
 import { deleteButton } from "./remove.js";
 import { plainText } from "./markdown.js";
 import { Shortcuts } from "./keys.js";
-import { FindBar, SearchBox } from "./search.js";
+import { FindBar, MatchSteps, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
@@ -338,15 +338,23 @@ async function transcriptView(agent, target) {
   const body = el("div", "transcript");
   const note = el("p", "notice show-note");
   note.setAttribute("role", "status");
+  // A result opened from the search box with more than one match: next/previous through them.
+  const steps = new MatchSteps({
+    show: (hit) => {
+      history.replaceState(null, "", hitAddress(hit));
+      return show(hitTarget(hit));
+    },
+  });
   const find = new FindBar({
     agent,
     show: (hit) => {
+      steps.set(null);
       history.replaceState(null, "", hitAddress(hit));
       return show(hitTarget(hit));
     },
     clear: () => transcript.clearMarks(),
   });
-  head.append(find.node);
+  head.append(find.node, steps.node);
   view.append(note, body);
   main.replaceChildren(view);
   const subagents = new Set(info.subagents || []);
@@ -382,10 +390,13 @@ async function transcriptView(agent, target) {
     transcript.buildWaiting();
   });
   ready.catch(() => {}); // a failed read is told through `shown`
-  currentView = { agent, transcript, note, ready };
+  currentView = { agent, transcript, note, ready, steps };
   await shown;
   await ready;
-  if (target) await show(target, { focus: true }).catch(() => {});
+  if (target) {
+    steps.set(target.result || null);
+    await show(target, { focus: true }).catch(() => {});
+  }
   transcript.observeTop();
 }
 
@@ -398,7 +409,10 @@ function agentOf(path) {
 async function route(target = addressTarget()) {
   const agent = agentOf(location.pathname);
   if (agent !== null && currentView && currentView.agent === agent && current && !current.stopped) {
-    if (target) await show(target, { focus: true }).catch(() => {});
+    if (target) {
+      currentView.steps.set(target.result || null);
+      await show(target, { focus: true }).catch(() => {});
+    }
     return;
   }
   if (current) current.stop();
