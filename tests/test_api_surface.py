@@ -15,7 +15,9 @@ from foldline import errors
 CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("GET", "/messages"),
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
+          ("GET", "/api/agents/{agent}/export"),
           ("DELETE", "/api/agents/{agent}"), ("POST", "/agents/{agent}/delete"),
+          ("DELETE", "/api/samples"), ("POST", "/samples/remove"),
           ("GET", "/api/search"), ("GET", "/api/status"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"),
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION

@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any, Required, TypedDict
+from typing import Any, BinaryIO, Required, TypedDict
 from urllib.parse import quote
 
 import httpx
@@ -416,6 +416,23 @@ class Client:
         path = f"{self._base(agent, call)}/messages/{quote(message, safe='')}/parts/{index}"
         result: Part = self._call("GET", path)
         return result
+
+    def export(self, agent: str, out: BinaryIO, format: str = "json") -> int:
+        """The agent's whole export (its subagents included) written to ``out`` as it arrives:
+        ``format`` is ``json``, ``md`` or ``html``. Returns how many bytes were written."""
+        path = f"{self._base(agent, None)}/export"
+        written = 0
+        try:
+            with self._http.stream("GET", path, params={"format": format}) as response:
+                if not response.is_success:
+                    response.read()
+                    raise error_of(response)
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+        except httpx.TransportError as exc:
+            raise TransportError(f"could not reach Foldline: {exc}") from exc
+        return written
 
     def part_slice(
         self,

@@ -247,6 +247,18 @@ async def delete_agent(request: Request) -> Response:
     return _redirect("/")
 
 
+async def remove_samples(request: Request) -> Response:
+    """The panel's "Remove the samples", after its confirmation: a same-site form from the
+    agents list, as the cookie's account; then the agents list again."""
+    if _cross_site(request):
+        return _redirect("/")
+    account = await _account(request)
+    if account is None:
+        return _redirect("/signin")
+    await in_pool(request, _transcripts(request).remove_samples, account)
+    return _redirect("/")
+
+
 # The panel's pages in the OpenAPI document (so they are fuzzed like the API): HTML, or a redirect.
 HTML = {"description": "a page", "content": {"text/html": {"schema": {"type": "string"}}}}
 REDIRECT = {"description": "to the sign-in page, or on to the page asked for"}
@@ -311,4 +323,7 @@ def mount(app: FastAPI) -> None:
                {303: REDIRECT, 403: ERROR, 404: ERROR, 413: TOO_LARGE},
                summary="Delete an agent from the panel (a same-site form, after its confirmation)",
                openapi_extra={**agent, **DELETE_FORM}, status_code=303)  # fmt: skip
+    page_route(app, "/samples/remove", remove_samples, "POST", {303: REDIRECT},
+               summary="Remove the sample sessions from the panel (a same-site form, after its confirmation)",
+               status_code=303)  # fmt: skip
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

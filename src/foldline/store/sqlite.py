@@ -8,6 +8,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -28,15 +29,17 @@ from sqlalchemy import (
     event,
     func,
     literal_column,
+    select,
     table,
     text,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
-from .schema import part_text
+from .schema import part_text, parts
 from .store import Store
-from .terms import contains, fts_query, indexed
+from .terms import contains, contains_utf8, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -85,7 +88,7 @@ class SQLiteStore(Store):
         self.wait = BUSY_SECONDS if wait is None else wait
         self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": self.wait})
         self._writer = threading.Lock()
-        mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
+        self.mode = mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
         event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode, self.wait))
         event.listen(self.engine, "begin", _on_begin)
 
@@ -95,10 +98,30 @@ class SQLiteStore(Store):
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
-                yield conn
+            with self.engine.connect().execution_options(foldline_write=True) as conn:
+                relaxed = RELAXED.get() and self.mode == "FULL"
+                if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
+                    _synchronous(conn, "NORMAL")
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if relaxed:
+                        _synchronous(conn, self.mode)
         finally:
             self._writer.release()
+
+    def sync(self) -> None:
+        # What a FULL commit does: the write-ahead log synced, with every commit in it.
+        wal = Path(f"{self.engine.url.database}-wal")
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:  # checkpointed away: in the database file, synced by the checkpoint
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
@@ -141,6 +164,26 @@ class SQLiteStore(Store):
                 conn.close()
 
         return StoredBody(found.tool, found.checked, len(blob), Chunks(_read_blob(blob), release))
+
+    def byte_length(self, column: Any) -> Any:
+        return func.length(cast(column, LargeBinary))
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        # Incremental BLOB I/O on the export's own connection, so in its snapshot.
+        p = parts.c
+        found: Any = conn.execute(
+            select(literal_column("parts.rowid").label("row")).where(
+                p.conversation_id == conversation_id, p.message_id == message_id, p.idx == idx
+            )
+        ).first()
+        if found is None:
+            return
+        driver: Any = conn.connection.driver_connection
+        blob = driver.blobopen("parts", "body", found.row, readonly=True)
+        try:
+            yield from _read_blob(blob)
+        finally:
+            blob.close()
 
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
@@ -217,7 +260,8 @@ class SQLiteStore(Store):
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        return func.foldline_contains(text, term) == 1
+        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
+        return func.foldline_contains(cast(text, LargeBinary), term) == 1
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
@@ -275,6 +319,12 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
         log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
 
 
+def _synchronous(conn: Connection, mode: str) -> None:
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA synchronous={mode}")  # outside a transaction: the driver autocommits
+
+
 def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
     dbapi_conn.isolation_level = None
@@ -309,7 +359,11 @@ def _fts_text(text: Any) -> Any:
 
 
 def _contains(haystack: Any, term: Any) -> int:
-    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
+    if not isinstance(term, str):
+        return 0
+    if isinstance(haystack, bytes):
+        return int(contains_utf8(haystack, term))
+    return int(isinstance(haystack, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:
