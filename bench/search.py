@@ -492,7 +492,8 @@ def queries(corpus: Corpus, last: bool) -> list[Query]:
         def check(page: Json) -> str:
             assert page["hits"] or not last, f"no hit for {terms}"
             term_hits(page, terms)
-            return f"{len(page['hits'])} hits" + (" (first page)" if page["next"] else " (all)")
+            matches = sum(int(h.get("count", 1)) for h in page["hits"])
+            return f"{len(page['hits'])} hits, {matches} matches" + (" (first page)" if page["next"] else " (all)")
 
         return check
 

@@ -21,11 +21,12 @@ from core_helpers import add_member, assistant, bash, caught_up, new_id, put, te
 from sqlalchemy import func, select
 
 from foldline import Client, Forbidden, NotFound
+from foldline import events as events_module
 from foldline.cli import main
 from foldline.importers import import_paths
 from foldline.service import Transcripts
 from foldline.settings import Settings
-from foldline.store import Store
+from foldline.store import Store, open_store
 from foldline.store.chunks import CHUNK
 from foldline.store.schema import conversations, messages, part_text, parts, usage_totals
 from foldline.store.terms import fts_query
@@ -232,3 +233,21 @@ def test_agent_delete_on_the_command_line(tmp_path: Path) -> None:
     nowhere = runner.invoke(main, ["agent", "delete", agent["id"], "--db", str(tmp_path / "none.db")])
     assert nowhere.exit_code != 0 and not (tmp_path / "none.db").exists()
 
+
+
+def test_a_follower_on_another_server_is_told_of_a_delete_made_elsewhere(
+    world: World, db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server follows the store it was opened on; the delete comes through another store on
+    # the same database, as from another process (PostgreSQL's notice; SQLite's write-ahead log,
+    # where the hub finds the followed conversation gone).
+    monkeypatch.setattr(events_module, "HEARTBEAT_SECONDS", 600.0)  # told by the notice, not a heartbeat's look
+    put(world.alice, world.agent, user("followed from afar"))
+    elsewhere = Transcripts(open_store(db_url), settings=Settings(db=db_url))
+    try:
+        with Client(world.url, world.alice_token) as live, live.events(world.agent, since=0) as events:
+            assert next(events)[1]["parts"][0]["text"] == "followed from afar"
+            elsewhere.delete_agent(world.alice_id, world.agent)
+            assert list(events) == [] and events.deleted  # else it would wait past the client's 60 s
+    finally:
+        elsewhere.close()

@@ -184,16 +184,32 @@ class Slice(TypedDict):
     text: str
 
 
-class Snippet(TypedDict):
-    """Plain text around a match, with the match's offsets inside it."""
-
-    text: str
+class Span(TypedDict):
     start: int
     end: int
 
 
+class Snippet(TypedDict):
+    """Plain text around a result's first match, with its offsets inside it and every match it shows."""
+
+    text: str
+    start: int
+    end: int
+    matches: list[Span]
+
+
+class Match(TypedDict):
+    """One match: code-point offsets in the field, and whether a cut read leaves it out."""
+
+    start: int
+    end: int
+    hidden: bool
+
+
 class Hit(TypedDict):
-    """Where one match is: the conversation, message, part, field and code-point offsets in it."""
+    """A result: one field of one part (the conversation, message, part and field) with every
+    match in it (``matches``, ``count``; ``more`` when the next page goes on in it); ``start``,
+    ``end`` and ``hidden`` are its first match's."""
 
     agent_id: str
     call: str | None
@@ -203,6 +219,9 @@ class Hit(TypedDict):
     start: int
     end: int
     hidden: bool
+    count: int
+    more: bool
+    matches: list[Match]
     role: str
     tool: str | None
     title: str | None

@@ -117,17 +117,17 @@ class Hub:
             except Exception:  # a failed look must not end live follow; the next one tries again
                 log.warning("live follow: looking for other processes' writes failed", exc_info=True)
                 continue
-            self._wake_moved(seqs)
+            self._wake_moved(seqs, ids)
 
-    def _wake_moved(self, seqs: dict[str, int]) -> None:
+    def _wake_moved(self, seqs: dict[str, int], followed: list[str]) -> None:
         # A conversation seen for the first time is woken once: its follower then reads what it
-        # may have missed between its last look and this one.
-        # One no longer there (deleted by another process) is woken once too: its follower
-        # learns it is gone and its stream ends.
+        # may have missed between its last look and this one. One followed but no longer there
+        # (deleted by another process) is woken: its follower learns it is gone, and its stream
+        # ends (no stream opens on a conversation that is not there, so this happens once).
         for conversation_id, seq in seqs.items():
             if self._known.get(conversation_id) != seq:
                 self.notify(conversation_id)
-        for conversation_id in self._known.keys() - seqs.keys():
+        for conversation_id in set(followed) - seqs.keys():
             self.notify(conversation_id)
         self._known = dict(seqs)
 

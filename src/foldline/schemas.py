@@ -381,21 +381,38 @@ class Slice(BaseModel):
     text: str
 
 
-class Snippet(BaseModel):
-    text: str = Field(description="plain text around the match, never HTML")
-    start: int = Field(description="the match's start in text, in code points")
+class Span(BaseModel):
+    start: int
     end: int
 
 
+class Snippet(BaseModel):
+    text: str = Field(description="plain text around the first match, never HTML")
+    start: int = Field(description="the first match's start in text, in code points")
+    end: int
+    matches: list[Span] = Field(description="every match the snippet shows, in its offsets (clipped to it)")
+
+
+class Match(BaseModel):
+    start: int = Field(description="the match's start in the field, in code points")
+    end: int = Field(description="the match's end in the field, exclusive")
+    hidden: bool = Field(description="true when the match lies in the middle a cut page leaves out")
+
+
 class Hit(BaseModel):
+    """A result: one field of one part, with every match in it."""
+
     agent_id: str
     call: str | None = Field(description="the subagent's call id, or null for the agent itself")
     message_id: str
     part: int = Field(description="the part's index")
     field: str = Field(description="text, output, errorText or input")
-    start: int = Field(description="the match's start in the field, in code points")
-    end: int = Field(description="the match's end in the field, exclusive")
-    hidden: bool = Field(description="true when the match lies in the middle a cut page leaves out")
+    start: int = Field(description="the first match's start in the field, in code points")
+    end: int = Field(description="the first match's end in the field, exclusive")
+    hidden: bool = Field(description="true when the first match lies in the middle a cut page leaves out")
+    count: int = Field(description="how many matches: len(matches)")
+    more: bool = Field(description="true when the field holds more matches, listed on the next page")
+    matches: list[Match] = Field(description="every match, in order of offset")
     role: str
     tool: str | None
     title: str | None = Field(description="the agent's title")
@@ -403,7 +420,7 @@ class Hit(BaseModel):
 
 
 class SearchPage(BaseModel):
-    hits: list[Hit] = Field(description="newest first")
+    hits: list[Hit] = Field(description="results (one field of one part each), newest first")
     next: str | None = Field(
         description="pass back as cursor= for the next page; null on the last")
     partial: bool = Field(

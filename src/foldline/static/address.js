@@ -18,7 +18,9 @@ export function hitAddress(hit) {
 
 // A hit as a place to show: {call, message, part, field, start, end}.
 export function hitTarget(hit) {
-  return { call: hit.call ?? null, message: hit.message_id, part: hit.part, field: hit.field, start: hit.start, end: hit.end };
+  const target = { call: hit.call ?? null, message: hit.message_id, part: hit.part, field: hit.field, start: hit.start, end: hit.end };
+  if (Array.isArray(hit.matches) && hit.matches.length > 1) target.result = hit; // its other matches, to step through
+  return target;
 }
 
 // The place the address names, or null (an address without a place, or one that does not parse).

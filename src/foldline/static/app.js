@@ -13,7 +13,7 @@ import { deleteButton } from "./remove.js";
 import { sampleBadge, samplesNote } from "./samples.js";
 import { plainText } from "./markdown.js";
 import { Shortcuts } from "./keys.js";
-import { FindBar, SearchBox } from "./search.js";
+import { FindBar, MatchSteps, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
@@ -356,15 +356,23 @@ async function transcriptView(agent, target) {
   const body = el("div", "transcript");
   const note = el("p", "notice show-note");
   note.setAttribute("role", "status");
+  // A result opened from the search box with more than one match: next/previous through them.
+  const steps = new MatchSteps({
+    show: (hit) => {
+      history.replaceState(null, "", hitAddress(hit));
+      return show(hitTarget(hit));
+    },
+  });
   const find = new FindBar({
     agent,
     show: (hit) => {
+      steps.set(null);
       history.replaceState(null, "", hitAddress(hit));
       return show(hitTarget(hit));
     },
     clear: () => transcript.clearMarks(),
   });
-  head.append(find.node);
+  head.append(find.node, steps.node);
   view.append(note, body);
   main.replaceChildren(view);
   const subagents = new Set(info.subagents || []);
@@ -400,10 +408,13 @@ async function transcriptView(agent, target) {
     transcript.buildWaiting();
   });
   ready.catch(() => {}); // a failed read is told through `shown`
-  currentView = { agent, transcript, note, ready };
+  currentView = { agent, transcript, note, ready, steps };
   await shown;
   await ready;
-  if (target) await show(target, { focus: true }).catch(() => {});
+  if (target) {
+    steps.set(target.result || null);
+    await show(target, { focus: true }).catch(() => {});
+  }
   transcript.observeTop();
 }
 
@@ -430,7 +441,10 @@ async function route(target = addressTarget()) {
     return;
   }
   if (agent !== null && currentView && currentView.agent === agent && current && !current.stopped) {
-    if (target) await show(target, { focus: true }).catch(() => {});
+    if (target) {
+      currentView.steps.set(target.result || null);
+      await show(target, { focus: true }).catch(() => {});
+    }
     return;
   }
   if (current) current.stop();

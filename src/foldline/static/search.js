@@ -15,6 +15,20 @@ const FIND_PAGE = 100;
 const ROLES = { user: "User", assistant: "Assistant", system: "System" };
 const FIELDS = { text: "text", output: "output", errorText: "error", input: "input" };
 
+// A result (one field of one part) as one hit per match: each with the result's place and its
+// own start, end and hidden (what find steps through, and a result's next/previous).
+export function eachMatch(result) {
+  const matches = Array.isArray(result.matches) && result.matches.length ? result.matches : [result];
+  return matches.map((m) => ({ ...result, start: m.start, end: m.end, hidden: Boolean(m.hidden) }));
+}
+
+// "17 matches in this output" (null for one match).
+export function countText(result) {
+  const n = Number(result.count) || 1;
+  if (n < 2 && !result.more) return null;
+  return `${n}${result.more ? "+" : ""} matches in this ${FIELDS[result.field] || String(result.field)}`;
+}
+
 // Hits until `want` are in hand or the search is done. The server answers within about a
 // second: a page it ended early for time (`partial`) is followed at once, and `progress` is
 // told how many hits are in hand while it goes on.
@@ -34,16 +48,22 @@ function clean(text) {
   return dropControls(stripAnsi(text)).replace(/\s+/g, " ");
 }
 
-// The snippet of a hit: the text around the match, the match in a <mark>.
+// The snippet of a result: the text around its first match, each match it shows in a <mark>.
 export function snippetNode(hit) {
   const node = el("div", "hit-snippet");
   const snippet = hit.snippet && typeof hit.snippet.text === "string" ? hit.snippet : { text: "", start: 0, end: 0 };
   const text = snippet.text;
-  const a = cpIndex(text, Number(snippet.start) || 0);
-  const b = cpIndex(text, Number(snippet.end) || 0);
-  const before = (hit.start - snippet.start > 0 ? "…" : "") + clean(text.slice(0, a)).trimStart();
-  const mark = el("mark", "hit", clean(text.slice(a, b)));
-  node.append(document.createTextNode(before), mark, document.createTextNode(clean(text.slice(b)).trimEnd()));
+  const spans = (Array.isArray(snippet.matches) && snippet.matches.length ? snippet.matches : [snippet])
+    .map((m) => [cpIndex(text, Number(m.start) || 0), cpIndex(text, Number(m.end) || 0)]);
+  let at = 0;
+  for (const [a, b] of spans) {
+    if (a < at) continue;
+    const piece = clean(text.slice(at, a));
+    node.append(document.createTextNode(at === 0 ? (hit.start - snippet.start > 0 ? "…" : "") + piece.trimStart() : piece));
+    node.append(el("mark", "hit", clean(text.slice(a, b))));
+    at = b;
+  }
+  node.append(document.createTextNode(clean(text.slice(at)).trimEnd()));
   return node;
 }
 
@@ -180,8 +200,12 @@ export class SearchBox {
     this.hits.push(...answer.hits);
     this.next = answer.next;
     this.draw(first);
-    const n = this.hits.length;
-    this.status.textContent = n === 0 ? "No matches" : `${n}${this.next ? "+" : ""} match${n === 1 && !this.next ? "" : "es"}`;
+    const shown = [...this.places.values()].map((place) => this.hits[place.first]); // a result each
+    const n = shown.reduce((sum, hit) => sum + (Number(hit.count) || 1), 0);
+    const plus = this.next || shown.some((hit) => hit.more) ? "+" : "";
+    const places = this.places.size;
+    const where = places === n ? "" : ` in ${places} place${places === 1 ? "" : "s"}`; // said when places hold several
+    this.status.textContent = n === 0 ? "No matches" : `${n}${plus} match${n === 1 && !plus ? "" : "es"}${where}`;
   }
 
   reset() {
@@ -212,12 +236,14 @@ export class SearchBox {
         this.groups.set(hit.agent_id, group);
         this.list.append(group);
       }
-      // More matches in the same field of the same part: one option, which opens the first.
+      // One option per field of a part: a result, or one that goes on from the page before.
       const place = [hit.call, hit.message_id, hit.part, hit.field].join(" ");
       const same = this.places.get(hit.agent_id + " " + place);
       if (same) {
-        same.count += 1;
-        same.where.textContent = `${hitWhere(this.hits[same.first])} · ${same.count} matches here`;
+        const kept = this.hits[same.first];
+        this.hits[same.first] = { ...kept, count: (Number(kept.count) || 1) + (Number(hit.count) || 1),
+          more: Boolean(hit.more), matches: [...(kept.matches || []), ...(hit.matches || [])] };
+        same.where.textContent = [hitWhere(kept), countText(this.hits[same.first])].filter(Boolean).join(" · ");
         continue;
       }
       const option = el("div", "hit-option");
@@ -225,7 +251,7 @@ export class SearchBox {
       option.setAttribute("role", "option");
       option.setAttribute("aria-selected", "false");
       option.dataset.hit = String(i);
-      const where = el("div", "hit-where", hitWhere(hit));
+      const where = el("div", "hit-where", [hitWhere(hit), countText(hit)].filter(Boolean).join(" · "));
       option.append(where, snippetNode(hit));
       group.append(option);
       this.places.set(hit.agent_id + " " + place, { first: i, count: 1, where });
@@ -382,7 +408,7 @@ export class FindBar {
         if (generation !== this.generation) return;
         this.controller = null;
         this.searching = null;
-        this.hits = answer.hits;
+        this.hits = answer.hits.flatMap(eachMatch);
         this.next = answer.next;
         if (!this.hits.length) {
           this.count.textContent = "No matches";
@@ -430,7 +456,7 @@ export class FindBar {
       });
       if (generation !== this.generation) return;
       if (answer) {
-        this.hits.push(...answer.hits);
+        this.hits.push(...answer.hits.flatMap(eachMatch));
         this.next = answer.next;
       }
     }
@@ -447,5 +473,48 @@ export class FindBar {
     // A place that cannot be shown says why above the transcript; the count stays, so the next
     // step goes on from it.
     await this.show(this.hits[i]).catch(() => {});
+  }
+}
+
+// Next/previous through the matches of one result, once it is opened in its transcript:
+// "3 of 17 matches in this output". `show(hit)` shows one match.
+export class MatchSteps {
+  constructor({ show }) {
+    this.show = show;
+    this.node = el("div", "match-steps");
+    this.node.setAttribute("role", "group");
+    this.node.setAttribute("aria-label", "Matches in this place");
+    this.count = el("span", "match-count muted");
+    this.count.setAttribute("role", "status");
+    this.prev = el("button", "match-prev", "Match before");
+    this.prev.type = "button";
+    this.nextButton = el("button", "match-next", "Match after");
+    this.nextButton.type = "button";
+    this.node.append(this.count, this.prev, this.nextButton);
+    this.prev.addEventListener("click", () => this.step(-1));
+    this.nextButton.addEventListener("click", () => this.step(1));
+    this.set(null);
+  }
+
+  // The result just opened (or null): its matches, the first one shown.
+  set(result, at = 0) {
+    this.result = result;
+    this.hits = result ? eachMatch(result) : [];
+    this.index = Math.max(0, Math.min(at, this.hits.length - 1));
+    this.node.hidden = this.hits.length < 2;
+    this.update();
+  }
+
+  update() {
+    if (this.hits.length < 2) return;
+    const words = countText(this.result) || "";
+    this.count.textContent = `${this.index + 1} of ${words}`;
+  }
+
+  async step(delta) {
+    if (this.hits.length < 2) return;
+    this.index = (this.index + delta + this.hits.length) % this.hits.length;
+    this.update();
+    await this.show(this.hits[this.index]).catch(() => {});
   }
 }
