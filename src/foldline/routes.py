@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 
 from . import events, schemas
 from .errors import BadRequest, FoldlineError, Invalid, PayloadTooLarge
-from .limits import Gate, Slots
+from .limits import Gate, HeldStream, Slots
 from .message import inexact_integer
 from .pool import in_pool
 from .service import Transcripts
@@ -420,7 +420,7 @@ def read_part(
         Gate.EVERYONE,
         lambda: whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call)),
     )
-    return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+    return HeldStream(chunks, media_type="application/json", headers={"Content-Length": str(size)})
 
 
 @conversation.get(

@@ -49,6 +49,8 @@ class Settings:
     # Serving (docs/security.md): deadlines on slow clients, and a cap on open connections.
     header_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_HEADER_TIMEOUT", "10"))
     body_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_BODY_TIMEOUT", "60"))
+    # A client that takes nothing of a response for this many seconds is dropped.
+    send_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_SEND_TIMEOUT", "30"))
     keep_alive: float = field(default_factory=lambda: env_number("FOLDLINE_KEEP_ALIVE", "5"))
     max_connections: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_CONNECTIONS", "4000")))
     # Per account, at once (429 past them): open event streams, and whole-part reads.
@@ -87,7 +89,8 @@ class Settings:
             raise ValueError("FOLDLINE_TEXT_BOUND must be at least the cut's bound (FOLDLINE_BOUND)")
         if self.max_body < 1 or self.poll_seconds <= 0:
             raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
-        limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
+        limits = (self.header_timeout, self.body_timeout, self.send_timeout, self.keep_alive, self.max_connections,
+                  self.max_streams)  # fmt: skip
         if self.db_wait <= 0:
             raise ValueError("FOLDLINE_DB_WAIT_SECONDS must be positive")
         if self.token_cache_seconds < 0 or self.search_seconds < 0 or self.page_cache_mb < 0:

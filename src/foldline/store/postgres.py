@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any
 
 import psycopg
 from psycopg.abc import Buffer
@@ -205,21 +206,26 @@ class PostgresStore(Store):
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
-        # its size). So PostgreSQL itself cuts the part's UTF-8 into slices, sent as rows one at
-        # a time, in the snapshot that found it: this process holds one slice, PostgreSQL the part.
+        # its size). So PostgreSQL itself cuts the part's UTF-8 into slices, read at once in the
+        # snapshot that found the part into a spool (a slice in memory, the rest in a temporary
+        # file), and the connection goes back to the pool before the first byte is sent: a
+        # client that stops reading holds a file, never a session idle in its transaction.
+        # (A slice per short statement instead: each one would unpack the whole value again.)
         size = func.octet_length(parts.c.body).label("size")
-        conn = self.engine.connect().execution_options(isolation_level="REPEATABLE READ")
-        try:
-            conn.begin()
+        with self.read() as conn:
             found = conn.execute(self._part_query(conv, message_id, index, size)).first()
-        except BaseException:
-            conn.close()
-            raise
-        if found is None:
-            conn.close()
-            return None
-        key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
-        return StoredBody(found.tool, found.checked, found.size, Chunks(_sliced(conn, key, found.size), conn.close))
+            if found is None:
+                return None
+            key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
+            spool = tempfile.SpooledTemporaryFile(max_size=SLICE)
+            try:
+                for piece in _sliced(conn, key, found.size):
+                    spool.write(piece)
+            except BaseException:
+                spool.close()
+                raise
+        spool.seek(0)
+        return StoredBody(found.tool, found.checked, found.size, Chunks(_spooled(spool), spool.close))
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         # One array parameter, not one parameter per name: the statement stays short enough for
@@ -446,10 +452,14 @@ FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
 """
 
 
+def _spooled(spool: IO[bytes]) -> Iterator[bytes]:
+    while piece := spool.read(SLICE):
+        yield piece
+
+
 def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
-    """A part's bytes, read as they are asked for, one slice a round trip, through a cursor on
-    the server (so between slices the connection is idle: a sending dropped half way leaves it
-    ready to roll back and go back to the pool), in ``conn``'s snapshot that found the part."""
+    """A part's bytes, one slice a round trip, through a cursor on the server (this process
+    holds one slice, PostgreSQL the part), in ``conn``'s snapshot that found the part."""
     driver: Any = conn.connection.driver_connection
     sent = 0
     with driver.cursor(name="foldline_part", binary=True) as cursor:

@@ -7,6 +7,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 
 from __future__ import annotations
 
+import functools
 import logging
 import sqlite3
 import threading
@@ -14,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import watchfiles
 from sqlalchemy import (
@@ -33,12 +34,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
-from .schema import part_text
+from .schema import part_text, parts
 from .store import Store
 from .terms import contains, fts_query, indexed
 
 log = logging.getLogger("foldline")
+T = TypeVar("T")
 
 # The chunks' FTS5 index: trigrams, case folded, over part_text.text (stored once: external
 # content), keeping which rows hold a trigram but not where (``detail='none'``, since migration 6).
@@ -115,28 +118,30 @@ class SQLiteStore(Store):
                 raw.close()
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
-        # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), in one
-        # read transaction held until the last chunk: a whole 100 MB part costs a chunk of memory.
-        query = self._part_query(conv, message_id, index, literal_column("parts.rowid").label("row"))
-        conn = self.engine.connect()
-        try:
-            conn.begin()
+        # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), a chunk
+        # per short read transaction of its own that finds the part again and checks it is
+        # still the version being sent (its seq): between chunks nothing is held, so a client
+        # that stops reading pins no snapshot (the write-ahead log is checkpointed and reused
+        # meanwhile) and no pooled connection. A part written again ends the sending short.
+        query = self._part_query(conv, message_id, index, ROWID, parts.c.seq)
+        with self.read() as conn:
             found = conn.execute(query).first()
             if found is None:
-                conn.close()
                 return None
-            driver: Any = conn.connection.driver_connection
-            blob = driver.blobopen("parts", "body", found.row, readonly=True)
-        except BaseException:
-            conn.close()
-            raise
-        def release() -> None:
-            try:
-                blob.close()
-            finally:
-                conn.close()
+            size = _blob(conn, found.row, len)
+        key = {"conv": conv.id, "message": message_id, "idx": index}
+        return StoredBody(found.tool, found.checked, size, Chunks(self._short_reads(key, found.seq, size), _nothing))
 
-        return StoredBody(found.tool, found.checked, len(blob), Chunks(_read_blob(blob), release))
+    def _short_reads(self, key: dict[str, Any], seq: int, size: int) -> Iterator[bytes]:
+        sent = 0
+        while sent < size:
+            with self.read() as conn:
+                now = conn.execute(PART_NOW, key).first()
+                if now is None or now.seq != seq:
+                    raise PartChanged()
+                chunk = _blob(conn, now.row, functools.partial(_read_at, at=sent, size=size))
+            sent += len(chunk)
+            yield chunk
 
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
@@ -247,9 +252,30 @@ def _first(rows: Sequence[Any], chars: int) -> Sequence[Any]:
     return rows
 
 
-def _read_blob(blob: Any) -> Iterator[bytes]:
-    while chunk := blob.read(BLOB_CHUNK):
-        yield chunk
+ROWID: Any = literal_column("parts.rowid").label("row")
+PART_NOW = text(
+    "SELECT rowid AS row, seq FROM parts WHERE conversation_id = :conv AND message_id = :message AND idx = :idx"
+)
+
+
+def _blob(conn: Connection, row: int, use: Callable[[Any], T]) -> T:
+    """``use(blob)`` of the part's body at ``row``, opened in ``conn``'s read transaction."""
+    driver: Any = conn.connection.driver_connection
+    with driver.blobopen("parts", "body", row, readonly=True) as blob:
+        return use(blob)
+
+
+def _read_at(blob: Any, *, at: int, size: int) -> bytes:
+    """The chunk at byte ``at`` of a body known to be ``size`` bytes long (else it changed)."""
+    if len(blob) != size:
+        raise PartChanged()
+    blob.seek(at)
+    chunk: bytes = blob.read(BLOB_CHUNK)
+    return chunk
+
+
+def _nothing() -> None:
+    """Nothing to let go of: each short read let go of its own."""
 
 
 def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
