@@ -4,6 +4,8 @@ service away from the other accounts (issue 20): each on both backends, over a r
 - A whole-part reader who stops reading pins no read snapshot and no pooled connection (the
   SQLite write-ahead log stays bounded while writes go on; PostgreSQL has no session idle in a
   transaction), and is dropped after the send deadline.
+- A search holds its deadline whatever its words (``'a' * 256`` is one trigram, held by most
+  chunks, each checked): partial, with a cursor that goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import httpx
 import orjson
 import psycopg
 import pytest
-from core_helpers import bash, new_id, user
+from core_helpers import bash, caught_up, new_id, text, user
 from servers import ServerThread
 
 from foldline.service import Transcripts
@@ -184,3 +186,30 @@ def test_a_part_written_again_while_sent_ends_the_sending_short(team: Team) -> N
         # the version it found, whole. Never a splice of the two.
         assert ended_short or orjson.loads(bytes(body))["output"] == first
 
+
+
+def test_a_search_for_a_word_most_chunks_nearly_hold_keeps_its_deadline(store: Store, settings: Settings) -> None:
+    """SQLite's index finds every chunk holding ``aaa`` and each is checked for the whole word:
+    stopped at the deadline, the search says ``partial`` and where to go on (it ran to its end,
+    on 30,000 chunks, before)."""
+    t = Transcripts(store, settings=replace(settings, redact=False, search_seconds=0.02))
+    searcher = t.create_account("searcher")
+    space = t.create_workspace("many chunks", [searcher["id"]])["id"]
+    agent = t.create_agent(searcher["id"], space)["id"]
+    for m in range(30):
+        ids = [new_id() for _ in range(10)]
+        t.put_messages(searcher["id"], agent, [
+            (i, {"id": i, "role": "user", "parts": [text(f"aaab {m} {k} {j} " + "aa " * 20) for j in range(100)]})
+            for k, i in enumerate(ids)
+        ])  # fmt: skip
+    caught_up(store)
+    with ServerThread(t) as server:
+        headers = {"Authorization": f"Bearer {searcher['token']}"}
+        found = httpx.get(f"{server.url}/api/search", params={"q": "a" * 256, "workspace_id": space},
+                          headers=headers, timeout=30)  # fmt: skip
+        assert found.status_code == 200
+        page = found.json()
+        assert page["partial"] is True and page["hits"] == [] and page["next"]
+        more = httpx.get(f"{server.url}/api/search", params={"q": "a" * 256, "workspace_id": space,
+                         "cursor": page["next"]}, headers=headers, timeout=30)  # fmt: skip
+        assert more.status_code == 200 and more.json()["next"] != page["next"]

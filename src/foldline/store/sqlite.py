@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import watchfiles
 from sqlalchemy import (
@@ -33,7 +33,9 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 
+from .backend import T
 from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
@@ -41,7 +43,6 @@ from .store import Store
 from .terms import contains, fts_query, indexed
 
 log = logging.getLogger("foldline")
-T = TypeVar("T")
 
 # The chunks' FTS5 index: trigrams, case folded, over part_text.text (stored once: external
 # content), keeping which rows hold a trigram but not where (``detail='none'``, since migration 6).
@@ -69,6 +70,7 @@ UNINDEX = text(
 )
 GONE_FIRST = text("SELECT id, length(text) AS owned FROM part_text_unindex ORDER BY id LIMIT :n")
 UNQUEUE = text("DELETE FROM part_text_unindex WHERE id <= :upto")
+PROGRESS_STEPS = 10_000  # SQLite's virtual machine steps between two looks at a statement's time
 BUSY_SECONDS = 30.0  # how long a connection waits on another one's lock, unless told (``wait``)
 REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
 # Another process's commits are told at most once per this many milliseconds: an import commits
@@ -228,6 +230,21 @@ class SQLiteStore(Store):
         # The table's name, not a column, on the left: detail='none' takes no column filter.
         matched = literal_column("part_text_fts").op("MATCH")(fts_query(long))
         return source, FTS.c.rowid, [matched, *conditions]
+
+    def until(self, conn: Connection, cutoff: float, work: Callable[[], T]) -> T | None:
+        # The statement is stopped between two of its steps (SQLite's progress handler) once
+        # the time is up: FTS5 finds the rows that hold the trigrams newest first, but the words
+        # may be in most of them (``'a' * 256`` is one trigram) and every one is checked.
+        driver: Any = conn.connection.driver_connection
+        driver.set_progress_handler(lambda: time.monotonic() >= cutoff, PROGRESS_STEPS)
+        try:
+            return work()
+        except OperationalError as exc:
+            if "interrupt" not in str(exc.orig):
+                raise
+            return None
+        finally:
+            driver.set_progress_handler(None, PROGRESS_STEPS)
 
     def matching_ids(
         self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
