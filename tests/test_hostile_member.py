@@ -6,6 +6,9 @@ service away from the other accounts (issue 20): each on both backends, over a r
   transaction), and is dropped after the send deadline.
 - A search holds its deadline whatever its words (``'a' * 256`` is one trigram, held by most
   chunks, each checked): partial, with a cursor that goes on.
+- A page is bounded in bytes as well as in messages: it ends early with its ``next``, and the
+  pages still chain through every message once; a page too big for the event loop (SQLite
+  reads small pages there) is read in a thread, the same page.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import pytest
 from core_helpers import bash, caught_up, new_id, text, user
 from servers import ServerThread
 
+from foldline.pagereads import ON_LOOP_BYTES
 from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store
+from foldline.store.errors import PageTooBig
 
 PART_MB = 30
 LINE = "a line of build output, long enough to look like one, with a number: "
@@ -213,3 +218,61 @@ def test_a_search_for_a_word_most_chunks_nearly_hold_keeps_its_deadline(store: S
         more = httpx.get(f"{server.url}/api/search", params={"q": "a" * 256, "workspace_id": space,
                          "cursor": page["next"]}, headers=headers, timeout=30)  # fmt: skip
         assert more.status_code == 200 and more.json()["next"] != page["next"]
+
+
+def pages(url: str, token: str, agent: str, **params: str) -> list[dict[str, object]]:
+    """Every page of a transcript, newest first, following ``next`` (at most 100 pages)."""
+    out: list[dict[str, object]] = []
+    before = None
+    for _ in range(100):
+        query = dict(params, **({"before": before} if before else {}))
+        answer = httpx.get(f"{url}/api/agents/{agent}/messages", params=query,
+                           headers={"Authorization": f"Bearer {token}"}, timeout=30)  # fmt: skip
+        assert answer.status_code == 200
+        page = answer.json()
+        out.append(page)
+        before = page["next"]
+        if before is None:
+            return out
+    raise AssertionError("the pages did not end")
+
+
+def test_a_page_ends_early_at_its_byte_bound_and_the_pages_chain(store: Store, settings: Settings) -> None:
+    t = Transcripts(store, settings=replace(settings, redact=False, page_bytes=64 * 1024))
+    owner = t.create_account("writer of big turns")
+    space = t.create_workspace("big turns", [owner["id"]])["id"]
+    agent = t.create_agent(owner["id"], space)["id"]
+    written = []
+    for n in range(30):  # some 20 KB each, sent whole even on a cut page (under the text bound)
+        message = new_id()
+        t.put_message(owner["id"], agent, message, {"role": "user", "parts": [text(f"{n} " + "y" * 10_000)] * 2})
+        written.append(message)
+    with ServerThread(t) as server:
+        for params in ({"parts": "cut", "limit": "100"}, {"parts": "cut"}, {"parts": "whole", "limit": "100"}):
+            chained = pages(server.url, owner["token"], agent, **params)
+            assert len(chained) > 1, params  # 600 KB of messages, 64 KB a page
+            for page in chained[:-1]:
+                messages = page["messages"]
+                assert isinstance(messages, list) and 1 <= len(messages) <= 4, params  # 64 KB and one message
+            seen = [m["id"] for page in reversed(chained) for m in page["messages"]]  # type: ignore[attr-defined]
+            assert seen == written, params
+        # A whole read without a limit is an export: the whole transcript, in one answer.
+        assert [len(p["messages"]) for p in pages(server.url, owner["token"], agent)] == [30]  # type: ignore[arg-type]
+
+
+def test_a_page_too_big_for_the_event_loop_is_read_the_same_in_a_thread(store: Store, settings: Settings) -> None:
+    t = Transcripts(store, settings=replace(settings, redact=False))
+    owner = t.create_account("writer of long answers")
+    space = t.create_workspace("long answers", [owner["id"]])["id"]
+    agent = t.create_agent(owner["id"], space)["id"]
+    for n in range(8):  # 8 messages of 250 KB: past what the loop reads itself, under the page's bound
+        message = new_id()
+        t.put_message(owner["id"], agent, message, {"role": "assistant", "parts": [text(f"{n} " + "z" * 50_000)] * 5})
+    if store.local:  # SQLite would read it on the event loop: it stops as soon as it is past what it may read there
+        with pytest.raises(PageTooBig):
+            t.page_json(owner["id"], agent, cut=True, limit=15, most=ON_LOOP_BYTES)
+    with ServerThread(t) as server:
+        chained = pages(server.url, owner["token"], agent, parts="cut", limit="15")
+    assert len(chained) == 1 and len(chained[0]["messages"]) == 8  # type: ignore[arg-type]
+    expected = t.messages(owner["id"], agent, cut=True, limit=15)
+    assert chained[0]["messages"] == expected["messages"]

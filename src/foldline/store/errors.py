@@ -24,6 +24,11 @@ class PartChanged(Conflict):
         super().__init__("the part was written again while it was sent: read it again")
 
 
+class PageTooBig(Exception):
+    """A page read with a ``most`` (what the event loop may read itself) holds more bytes: read
+    it the ordinary way, in a thread."""
+
+
 class StaleWrite(Exception):
     """A compare-and-set write found the message changed since it was read."""
 

@@ -16,11 +16,11 @@ from psycopg.adapt import Loader
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     ColumnElement,
     Connection,
     Engine,
     FromClause,
-    Integer,
     Text,
     all_,
     any_,
@@ -39,7 +39,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .core import Prepared
+from .core import Prepared, slot
 from .errors import StoreError
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
@@ -146,7 +146,7 @@ class PostgresStore(Store):
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
-        before: int | None, known_seq: int | None = None,
+        before: int | None, known_seq: int | None = None, budget: int | None = None, most: int | None = None,
     ) -> PageRead | None:
         # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
         # conversation (with the caller's membership), its page of messages and their parts, as
@@ -155,7 +155,8 @@ class PostgresStore(Store):
         # while the copy holds, and a copy stops holding only after a write.
         shape = (cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
-                                  "limit": None if limit is None else limit + 1}  # fmt: skip
+                                  "limit": None if limit is None else limit + 1,
+                                  "budget": UNBOUNDED if budget is None else budget}  # fmt: skip
         if known_seq is not None:
             check = self._page_sql(*shape).conversation
             with self.driver_read() as cursor:
@@ -170,13 +171,13 @@ class PostgresStore(Store):
             found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
         if not found or found[0][0] != 0:
             return None
-        _, *head, seq, _ = found[0]
+        _, *head, seq, candidates = found[0]
         fields = [_text(value) for value in head]
         ident, workspace, owner, parent, call, title, created, updated = fields
         conv = Conversation(ident, workspace, owner, parent, call, title, int(seq), created, updated)
         rows = sorted((r for r in found if r[0] == 1), key=lambda r: r[9], reverse=True)  # by position
-        more = limit is not None and len(rows) > limit
-        if more:
+        more = (limit is not None and len(rows) > limit) or int(candidates) > len(rows)  # past the budget
+        if limit is not None:
             del rows[limit:]
         if not rows:
             return PageRead(conv, [], [], False, conv.seq)
@@ -240,19 +241,28 @@ class PostgresStore(Store):
             sql = self._build_page_sql_queries(cut, call, limited, before)
             conv, page, part_query = sql
             c = conv.cte("c")
-            m = page.where(
+            # The page's messages, each with its parts' bytes as sent (octet_length reads a
+            # value's header, not the value), kept while the bytes of the newer ones are under
+            # the budget: the newest message always, and no part of a message past it is read.
+            candidates = page.add_columns(self._sent_bytes(cut).label("size")).where(
                 messages.c.conversation_id == select(c.c.id).scalar_subquery(),
                 messages.c.owner_id == select(c.c.owner_id).scalar_subquery(),
+            ).cte("m0")
+            newer = func.sum(candidates.c.size).over(order_by=candidates.c.position.desc()) - candidates.c.size
+            ranked = select(candidates, newer.label("newer")).cte("m1")
+            m = select(*[col for col in ranked.c if col.name not in ("size", "newer")]).where(
+                ranked.c.newer < slot("budget", BigInteger)
             ).cte("m")
             p = part_query.where(
                 parts.c.conversation_id == select(c.c.id).scalar_subquery(),
                 parts.c.position >= select(func.min(m.c.position)).scalar_subquery(),
                 parts.c.position <= select(func.max(m.c.position)).scalar_subquery(),
             ).subquery("p")
-            text_, number = cast(null(), Text), cast(null(), Integer)
+            text_ = cast(null(), Text)
             one = union_all(
                 select(literal(0), c.c.id, c.c.workspace_id, c.c.owner_id, c.c.parent_id, c.c.call_id, c.c.title,
-                       c.c.created_at, c.c.updated_at, c.c.seq, number),
+                       c.c.created_at, c.c.updated_at, c.c.seq, select(func.count()).select_from(candidates)
+                       .scalar_subquery()),
                 select(literal(1), m.c.id, m.c.head, m.c.checked, m.c.created_at, text_, text_, text_, text_,
                        m.c.position, m.c.seq),
                 select(literal(2), p.c.tool, p.c.body, p.c.ref, text_, text_, text_, text_, text_, p.c.position,
@@ -260,6 +270,18 @@ class PostgresStore(Store):
             )  # fmt: skip
             built[key] = self._prepare(one)
         return built[key]
+
+    def _sent_bytes(self, cut: TextTools | None) -> Any:
+        """The bytes a page sends of a message's parts (their JSON, and their cutParts entries)."""
+        sent = self._parts_query(None, cut).selected_columns
+        body, ref = sent[4].element, (sent[5].element if cut is not None else None)
+        size = func.octet_length(body) if ref is None else func.octet_length(body) + func.coalesce(
+            func.octet_length(ref), 0)  # fmt: skip
+        return (
+            select(func.coalesce(func.sum(size), 0))
+            .where(parts.c.conversation_id == messages.c.conversation_id, parts.c.position == messages.c.position)
+            .scalar_subquery()
+        )
 
     def after_migrating(self) -> None:
         # Statistics from the start, so the planner keeps the writes' lookups on their indexes
@@ -439,6 +461,7 @@ def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) ->
 
 
 SLICE = 1 << 20
+UNBOUNDED = 1 << 62  # a page's budget when it has none
 
 
 # The part's UTF-8 made once (MATERIALIZED: not once per slice), then cut in order (LATERAL).
