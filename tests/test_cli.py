@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import BACKENDS, make_url
 
 from foldline.cli import main
+from foldline.local_account import ensure_local
 from foldline.service import Transcripts
 from foldline.store import open_store
 
@@ -94,7 +95,8 @@ def test_lists_and_a_new_token_for_a_lost_one(cli_db: str) -> None:
     assert unknown.exit_code != 0 and "not found" in unknown.output
 
 
-NO_JSON = {("serve",), ("mcp",)}  # run until stopped; serve prints addresses, mcp speaks MCP on stdio
+NO_JSON = {("serve",), ("mcp",), ("export",)}  # serve prints addresses, mcp speaks MCP on stdio (both run until
+# stopped); export writes the export itself (tests/test_exports.py)
 SAMPLE = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
 
 
@@ -114,6 +116,14 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    run("import", str(SAMPLE), "--db", cli_db, "--json")  # an agent of the local account, to delete
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store)
+        local = ensure_local(t, cli_db)
+        doomed = t.list_agents(local.account_id, local.workspace_id)["agents"][0]["id"]
+    finally:
+        store.close()
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -131,6 +141,8 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
+        ("agent", "delete"): [doomed],
+        ("samples", "remove"): [],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]
     assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"

@@ -124,7 +124,8 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     """Each path's body limit: a sign-in form is small; an API body may be up to ``max_body``."""
 
     def limit_for(path: str) -> int:
-        return pages.MAX_FORM if path in ("/signin", "/signout") else max_body
+        small = path in ("/signin", "/signout") or (path.startswith("/agents/") and path.endswith("/delete"))
+        return pages.MAX_FORM if small else max_body
 
     return limit_for
 

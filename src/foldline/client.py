@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any, Required, TypedDict
+from typing import Any, BinaryIO, Required, TypedDict
 from urllib.parse import quote
 
 import httpx
@@ -219,6 +219,16 @@ class SearchPage(TypedDict):
     partial: bool
 
 
+class Deleted(TypedDict):
+    """What a delete did: the agent's id, its subagents deleted with it, and whether imports
+    pass its session over from now on."""
+
+    id: str
+    deleted: bool
+    subagents: int
+    forgotten: bool
+
+
 class TurnEnd(TypedDict):
     """What a turn-end did: the last assistant message (``None``: there is none) and the
     indexes of its open tool parts it gave an unknown outcome."""
@@ -324,6 +334,13 @@ class Client:
 
     # -- writes --------------------------------------------------------------------------
 
+    def delete_agent(self, agent: str, *, forget: bool = False) -> Deleted:
+        """Delete an agent the caller owns, with its subagents and everything stored of them
+        (a member who is not its owner gets ``Forbidden``); its followers are told. An imported
+        session comes back on the next import unless ``forget`` (then imports pass it over)."""
+        result: Deleted = self._call("DELETE", self._base(agent, None), params={"forget": "true"} if forget else None)
+        return result
+
     def put_message(self, agent: str, message: Mapping[str, Any], *, call: str | None = None) -> WriteResult:
         """Create or replace ``message`` (a UIMessage; its ``id`` names it, and one is made if it
         has none) in the agent's conversation or, with ``call``, its subagent's (made on its
@@ -381,6 +398,23 @@ class Client:
         result: Part = self._call("GET", path)
         return result
 
+    def export(self, agent: str, out: BinaryIO, format: str = "json") -> int:
+        """The agent's whole export (its subagents included) written to ``out`` as it arrives:
+        ``format`` is ``json``, ``md`` or ``html``. Returns how many bytes were written."""
+        path = f"{self._base(agent, None)}/export"
+        written = 0
+        try:
+            with self._http.stream("GET", path, params={"format": format}) as response:
+                if not response.is_success:
+                    response.read()
+                    raise error_of(response)
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+        except httpx.TransportError as exc:
+            raise TransportError(f"could not reach Foldline: {exc}") from exc
+        return written
+
     def part_slice(
         self,
         agent: str,
@@ -431,7 +465,8 @@ class Client:
         message written again arrives again.
 
         The stream is open when this returns: the server has taken its first look, so every
-        write from then on arrives. It never ends by itself; close it (``with``) to stop.
+        write from then on arrives. It ends when the conversation is deleted (``deleted`` is
+        then true) or the caller may no longer read it; otherwise close it (``with``) to stop.
         """
         params = {} if since is None else {"since": since}
         return Events(self._http, f"{self._base(agent, call)}/events", params)
@@ -443,6 +478,7 @@ class Events:
     def __init__(self, http: httpx.Client, path: str, params: dict[str, Any]) -> None:
         self._exits = ExitStack()
         self._pending: deque[tuple[int, Message]] = deque()
+        self.deleted = False  # the stream ended because its conversation was deleted
         t = http.timeout  # the server says something at least every 15 s: a minute's silence is a broken stream
         timeout = httpx.Timeout(connect=t.connect, read=60.0, write=t.write, pool=t.pool)
         try:
@@ -473,6 +509,9 @@ class Events:
         """The stream's messages, with ``None`` where it said how soon to reconnect."""
         try:
             for sse in self._sse:
+                if sse.event == "deleted":
+                    self.deleted = True
+                    return
                 if sse.data:
                     yield int(sse.id), orjson.loads(sse.data)
                 elif sse.retry is not None:

@@ -9,7 +9,7 @@ once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -191,6 +191,10 @@ Index = Annotated[
     str, Path(description="the part's index, from 0; any other is not found", json_schema_extra={"pattern": "^[0-9]+$"})
 ]
 
+ExportFormat = Annotated[
+    Literal["json", "md", "html"],
+    Query(description="json (the messages as a whole read sends them), md (Markdown) or html (one file)"),
+]
 Field = Annotated[
     Literal["text", "output", "errorText", "input"] | SkipJsonSchema[None],
     Query(description="with it, a slice of that field of the part instead of the whole part"),
@@ -214,6 +218,10 @@ SearchLimit = Annotated[
     Query(description="hits per page, 1 to 100 (default 20)", json_schema_extra={"pattern": "^[0-9]{1,3}$"}),
 ]
 Cursor = Annotated[str | SkipJsonSchema[None], Query(description="a previous page's `next`")]
+Forget = Annotated[
+    Literal["true", "false"] | SkipJsonSchema[None],
+    Query(description="true: an import passes the agent's session over from now on (else a re-import brings it back)"),
+]
 OptionalWorkspace = Annotated[
     str | SkipJsonSchema[None],
     Query(description="only this workspace (a UUID)", json_schema_extra={"format": "uuid"}),
@@ -254,6 +262,8 @@ PARAMETER_ERRORS = {
     "since": "'since' (or Last-Event-ID) is a seq from an earlier read",
     "workspace_id": "workspace_id is required",
     "field": "'field' is text, output, errorText or input",
+    "format": "'format' is json, md or html",
+    "forget": "'forget' is true or false",
 }
 WHERE = {"last-event-id": "since"}  # one cursor, two spellings
 
@@ -349,6 +359,51 @@ def list_agents(
 )
 def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     return json(t.agent(who, agent))
+
+
+@router.get(
+    "/agents/{agent}/export",
+    summary="The whole agent, its subagents included, as JSON, Markdown or one HTML file",
+    response_class=StreamingResponse,
+    responses=schemas.exported(),
+    tags=["agents"],
+)
+def export_agent(request: Request, t: T, who: Reader, agent: AgentId, format: ExportFormat = "json") -> Response:
+    whole_reads: Slots = request.app.state.whole_reads
+    heavy: Gate = request.app.state.heavy
+    named: list[tuple[str, str]] = []
+
+    def start() -> tuple[int, Iterator[bytes]]:
+        media, name, chunks = t.export(who, agent, format)
+        named.append((media, name))
+        return 0, chunks
+
+    _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(who, start))
+    media, name = named[0]
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
+    return StreamingResponse(chunks, media_type=media, headers=headers)
+
+
+@router.delete(
+    "/agents/{agent}",
+    summary="Delete an agent owned by the caller, with its subagents and everything stored of them",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Deleted, "deleted; its followers are told")}, 400, 401, 403, 404),
+    tags=["agents"],
+)
+def delete_agent(t: T, who: Writer, agent: AgentId, forget: Forget = None) -> Response:
+    return json(t.delete_agent(who, agent, forget == "true"))
+
+
+@router.delete(
+    "/samples",
+    summary="Remove the sample sessions a first run imported: every agent of the caller's Samples workspace",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SamplesRemoved, "removed, or none were left")}, 401),
+    tags=["agents"],
+)
+def remove_samples(t: T, who: Writer) -> Response:
+    return json(t.remove_samples(who))
 
 
 @conversation.put(

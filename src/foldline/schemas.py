@@ -210,6 +210,7 @@ class Error(BaseModel):
 class Workspace(BaseModel):
     id: str
     name: str
+    samples: bool = Field(description="true for the workspace of the sample sessions a first run imported")
 
 
 class Me(BaseModel):
@@ -314,6 +315,18 @@ class TurnEnded(BaseModel):
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
 
 
+class Deleted(BaseModel):
+    id: str = Field(description="the agent deleted")
+    deleted: bool = Field(description="always true")
+    subagents: int = Field(description="its subagents, deleted with it")
+    forgotten: bool = Field(description="true when an import passes its session over from now on (`forget=true`)")
+
+
+class SamplesRemoved(BaseModel):
+    removed: int = Field(description="the sample agents deleted (0: none were left)")
+    workspace_id: str | None = Field(description="the samples' workspace, which the caller has left; null: none")
+
+
 class Slice(BaseModel):
     """Code points [start, end) of one field of a part."""
 
@@ -393,3 +406,11 @@ def success(what: Shape, text: str, media: str) -> dict[str, Any]:
     if isinstance(what, dict):
         return {"description": text, "content": {media: {"schema": what}}}
     return {"description": text, **({"model": what} if what else {})}
+
+
+def exported() -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of the export: a JSON document, Markdown or HTML, by ``format``."""
+    found = answers({200: ({"type": "object"}, "the whole export, streamed")}, 400, 401, 404, 429, 503)
+    found[200]["content"].update({"text/markdown": {"schema": {"type": "string"}},
+                                  "text/html": {"schema": {"type": "string"}}})  # fmt: skip
+    return found

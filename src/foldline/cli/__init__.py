@@ -8,10 +8,13 @@ from __future__ import annotations
 import click
 
 from .accounts import account
+from .agents import agent
 from .common import Group
+from .export import export_command
 from .imports import import_command
 from .mcp import mcp_command
 from .redact import redact
+from .samples import samples
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
@@ -29,10 +32,12 @@ def main(debug: bool) -> None:
 
 main.add_command(account)
 main.add_command(workspace)
+main.add_command(agent)
 main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(mcp_command)
 main.add_command(search_command)
+main.add_command(export_command)
 main.add_command(maintenance)
 # The old name, kept working for scripts; not listed.
 main.add_command(click.Command("restamp", callback=restamp.callback, params=restamp.params, hidden=True,
@@ -40,5 +45,6 @@ main.add_command(click.Command("restamp", callback=restamp.callback, params=rest
 main.add_command(status)
 main.add_command(redact)
 main.add_command(usage_command)
+main.add_command(samples)
 
 __all__ = ["main"]

@@ -7,7 +7,7 @@ connect, how to write, and how its engine indexes and matches text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
@@ -38,6 +38,17 @@ class Backend(Protocol):
     def write(self) -> AbstractContextManager[Connection]:
         """A write transaction, committed on leaving the block (rolled back on an error). SQLite
         takes its write lock at the start (``BEGIN IMMEDIATE``)."""
+        ...
+
+    def relax(self, conn: Connection) -> None:
+        """Let the commit of ``conn``'s write transaction return before it is on disk (within
+        :meth:`~.core.Hooks.batched` and for index batches). PostgreSQL: ``synchronous_commit``
+        off for the transaction; SQLite: ``synchronous=NORMAL`` for it, in ``write`` itself."""
+        ...
+
+    def sync(self) -> None:
+        """Put every commit made so far on disk, relaxed ones too (SQLite: the write-ahead log
+        synced; PostgreSQL: one commit that waits for the log)."""
         ...
 
     def read(self) -> AbstractContextManager[Connection]:
@@ -86,6 +97,15 @@ class Backend(Protocol):
         """Whether a part's tool is (``among``) or is not one of ``names``."""
         ...
 
+    def byte_length(self, column: Any) -> Any:
+        """A text column's size in UTF-8 bytes."""
+        ...
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        """One part's stored JSON in UTF-8, in pieces of at most a MiB, read on ``conn`` (in its
+        snapshot) as they are asked for: an export reads a 100 MB part without holding it."""
+        ...
+
     # -- migrations ----------------------------------------------------------------------
 
     def lock_migrations(self, conn: Connection) -> None:
@@ -123,16 +143,17 @@ class Backend(Protocol):
         index over the pending chunks' ids, and what the engine needs besides (required)."""
         ...
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Before a message's chunk rows are deleted in a write, keep what the engine's index
-        needs to forget the indexed ones later (SQLite: their text; no trigram work)."""
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
+        """Before a message's chunk rows (``message_id`` None: every message's of the
+        conversation) are deleted in a write, keep what the engine's index needs to forget the
+        indexed ones later (SQLite: their text; no trigram work)."""
         ...
 
     def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
         """Add at most ``size`` pending chunks to the engine's index, oldest first, and mark them
         indexed, in ``conn``'s write transaction (first forgetting what :meth:`forget_texts` kept);
         where the batch holds every writer back (SQLite), about ``chars`` code points at most;
-        returns the chunks indexed and their code points. Safe with several indexers on one store
+        returns the chunks indexed (and forgotten) and their code points. Safe with several indexers on one store
         (required)."""
         ...
 

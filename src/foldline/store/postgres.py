@@ -119,6 +119,15 @@ class PostgresStore(Store):
         )
         ping_when_idle(self.engine)
 
+    def relax(self, conn: Connection) -> None:
+        conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+
+    def sync(self) -> None:
+        # A commit that waits for the log (with an id, so it writes a commit record) flushes
+        # every record before it: each relaxed commit too.
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql("SELECT txid_current()")
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
         # One snapshot per read, so a page's messages and parts come from the same moment.
@@ -227,6 +236,11 @@ class PostgresStore(Store):
                 raise
         spool.seek(0)
         return StoredBody(found.tool, found.checked, found.size, Chunks(_spooled(spool), spool.close))
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        # Sliced by PostgreSQL, as part_body does, on the export's connection (its snapshot).
+        key = {"conv": conversation_id, "message": message_id, "idx": idx, "slice": SLICE}
+        return _sliced(conn, key, None)
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         # One array parameter, not one parameter per name: the statement stays short enough for
@@ -480,7 +494,7 @@ def _spooled(spool: IO[bytes]) -> Iterator[bytes]:
         yield piece
 
 
-def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
+def _sliced(conn: Connection, key: dict[str, Any], size: int | None) -> Iterator[bytes]:
     """A part's bytes, one slice a round trip, through a cursor on the server (this process
     holds one slice, PostgreSQL the part), in ``conn``'s snapshot that found the part."""
     driver: Any = conn.connection.driver_connection
@@ -490,5 +504,5 @@ def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]
         while (row := cursor.fetchone()) is not None:
             sent += len(row[0])
             yield row[0]
-    if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
+    if size is not None and sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
         raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")

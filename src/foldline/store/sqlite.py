@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -29,6 +30,7 @@ from sqlalchemy import (
     event,
     func,
     literal_column,
+    select,
     table,
     text,
 )
@@ -36,11 +38,12 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
 
 from .backend import T
+from .core import RELAXED
 from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
 from .store import Store
-from .terms import contains, fts_query, indexed
+from .terms import contains, contains_utf8, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -64,6 +67,10 @@ FORGET = text(
     "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
     " WHERE conversation_id = :conv AND message_id = :message AND pending = 0"
 )
+FORGET_ALL = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
+    " WHERE conversation_id = :conv AND pending = 0"
+)
 UNINDEX = text(
     "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
     " SELECT 'delete', id, foldline_fts_text(text) FROM part_text_unindex WHERE id <= :upto"
@@ -86,7 +93,7 @@ class SQLiteStore(Store):
         self.wait = BUSY_SECONDS if wait is None else wait
         self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": self.wait})
         self._writer = threading.Lock()
-        mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
+        self.mode = mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
         event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode, self.wait))
         event.listen(self.engine, "begin", _on_begin)
 
@@ -96,10 +103,30 @@ class SQLiteStore(Store):
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
-                yield conn
+            with self.engine.connect().execution_options(foldline_write=True) as conn:
+                relaxed = RELAXED.get() and self.mode == "FULL"
+                if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
+                    _synchronous(conn, "NORMAL")
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if relaxed:
+                        _synchronous(conn, self.mode)
         finally:
             self._writer.release()
+
+    def sync(self) -> None:
+        # What a FULL commit does: the write-ahead log synced, with every commit in it.
+        wal = Path(f"{self.engine.url.database}-wal")
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:  # checkpointed away: in the database file, synced by the checkpoint
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
@@ -145,6 +172,26 @@ class SQLiteStore(Store):
             sent += len(chunk)
             yield chunk
 
+    def byte_length(self, column: Any) -> Any:
+        return func.length(cast(column, LargeBinary))
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        # Incremental BLOB I/O on the export's own connection, so in its snapshot.
+        p = parts.c
+        found: Any = conn.execute(
+            select(literal_column("parts.rowid").label("row")).where(
+                p.conversation_id == conversation_id, p.message_id == message_id, p.idx == idx
+            )
+        ).first()
+        if found is None:
+            return
+        driver: Any = conn.connection.driver_connection
+        blob = driver.blobopen("parts", "body", found.row, readonly=True)
+        try:
+            yield from _read_blob(blob)
+        finally:
+            blob.close()
+
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
         return cast(column, LargeBinary).label(column.name)
@@ -188,11 +235,14 @@ class SQLiteStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending = 1")
         conn.exec_driver_sql("CREATE TABLE part_text_unindex (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         # An external-content table forgets a row only when told its old text: the indexed
         # rows' text is kept for the indexer (a copy, no trigram work). Until then the index's
         # hit on a row that is gone finds no chunk to join: ids never return (AUTOINCREMENT).
-        conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+        if message_id is None:
+            conn.execute(FORGET_ALL, {"conv": conversation_id})
+        else:
+            conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
 
     def has_pending(self) -> bool:
         # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
@@ -209,15 +259,16 @@ class SQLiteStore(Store):
             conn.execute(UNINDEX, {"upto": gone[-1].id})
             conn.execute(UNQUEUE, {"upto": gone[-1].id})
         batch = _first(conn.execute(PENDING_FIRST, {"n": size}).all(), chars)
-        if not batch:
-            return 0, 0
+        if not batch:  # rows forgotten are work done: an indexer goes on while any are left
+            return len(gone), sum(int(row.owned) for row in gone)
         span = {"lo": batch[0].id, "hi": batch[-1].id}
         conn.execute(INDEX_PENDING, span)
         conn.execute(MARK_INDEXED, span)
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        return func.foldline_contains(text, term) == 1
+        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
+        return func.foldline_contains(cast(text, LargeBinary), term) == 1
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
@@ -291,6 +342,11 @@ def _read_at(blob: Any, *, at: int, size: int) -> bytes:
     return chunk
 
 
+def _read_blob(blob: Any) -> Iterator[bytes]:
+    while chunk := blob.read(BLOB_CHUNK):
+        yield chunk
+
+
 def _nothing() -> None:
     """Nothing to let go of: each short read let go of its own."""
 
@@ -309,6 +365,12 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
             callback(SOMETHING)
     except Exception:  # without it, live follow still finds other processes' writes by polling
         log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
+
+
+def _synchronous(conn: Connection, mode: str) -> None:
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA synchronous={mode}")  # outside a transaction: the driver autocommits
 
 
 def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
@@ -345,7 +407,11 @@ def _fts_text(text: Any) -> Any:
 
 
 def _contains(haystack: Any, term: Any) -> int:
-    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
+    if not isinstance(term, str):
+        return 0
+    if isinstance(haystack, bytes):
+        return int(contains_utf8(haystack, term))
+    return int(isinstance(haystack, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:
