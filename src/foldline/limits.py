@@ -4,7 +4,6 @@ and per-account caps on long or heavy requests (event streams, whole-part reads)
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -12,6 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
+from starlette.responses import StreamingResponse
 
 from .errors import FoldlineError, PayloadTooLarge, TooManyRequests, Unavailable, error_body
 
@@ -97,11 +97,11 @@ class Slots:
         try:
             size, chunks = start()
             sending = held_until_sent(chunks, lambda: self.release(account))
-            first = next(sending)  # started: from here on, closing it gives the slot back
+            next(sending)  # started (its empty first chunk): from here on, closing it gives the slot back
         except BaseException:
             self.release(account)
             raise
-        return size, itertools.chain((first,), sending)
+        return size, sending
 
 
 class Gate(Slots):
@@ -128,3 +128,22 @@ def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Ite
         if close is not None:
             close()
         release()
+
+
+class HeldStream(StreamingResponse):
+    """A response of ``chunks`` (from :meth:`Slots.streamed`) that closes them once it is done,
+    however it ends: sent, or its client gone (dropped by the send deadline, say). Left to the
+    garbage collector, a dropped sending kept its slots (and what its chunks hold) until a
+    collection came round."""
+
+    def __init__(self, chunks: Iterator[bytes], **kwargs: Any) -> None:
+        super().__init__(chunks, **kwargs)
+        self._chunks = chunks
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:  # no chunk is being read now: a thread reading one is waited for
+            close = getattr(self._chunks, "close", None)
+            if close is not None:
+                close()

@@ -24,7 +24,7 @@ ROLES = ("system", "user", "assistant")
 # a few levels around a message (a page, an event), and every encoder stops somewhere (orjson at
 # 254), so the write door refuses what a read could not send.
 MAX_DEPTH = 64
-MAX_PARTS = 10_000  # parts in one message
+MAX_PARTS = 2_000  # parts in one message (docs/security.md)
 NAME_MAX = 256  # code points in a tool name
 NOT_IN_NAMES = re.compile("[\x00-\x1f\x7f-\x9f\ufffd]")  # control characters, U+FFFD
 TEXT_STATES = ("streaming", "done")

@@ -89,7 +89,7 @@ class PageReads:
         checks = scope["app"].state.seq_checks
         try:
             if self.on_loop and cut and limit is not None and limit <= ON_LOOP_MOST:
-                page: bytes | None = work()
+                page: bytes | None = work(most=ON_LOOP_BYTES)  # a bigger one goes to the route's thread
             else:
                 page = (
                     None if checks is None else await kept_page(self.transcripts, checks, *work.args, **work.keywords)
@@ -123,6 +123,9 @@ class PageReads:
 # two (50 messages of 50 tool parts each: 1.4 ms), less than handing it to a thread and back
 # costs once the interpreter lock is shared: such a read runs on the event loop itself.
 ON_LOOP_MOST = 200
+# ... and of at most this many bytes of parts: the read stops once past it (PageTooBig) and the
+# route reads the page in a thread, so a page of big messages never holds the loop for long.
+ON_LOOP_BYTES = 1 << 20
 
 
 def token_in(scope: dict[str, Any]) -> str | None:

@@ -26,7 +26,7 @@ from starlette.concurrency import run_in_threadpool
 
 from . import events, schemas
 from .errors import BadRequest, FoldlineError, Invalid, PayloadTooLarge
-from .limits import Gate, Slots
+from .limits import Gate, HeldStream, Slots
 from .message import inexact_integer
 from .pool import in_pool
 from .service import Transcripts
@@ -417,7 +417,7 @@ def export_agent(request: Request, t: T, who: Reader, agent: AgentId, format: Ex
     _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(who, start))
     media, name = named[0]
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
-    return StreamingResponse(chunks, media_type=media, headers=headers)
+    return HeldStream(chunks, media_type=media, headers=headers)
 
 
 @router.delete(
@@ -521,7 +521,7 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
             Gate.EVERYONE,
             lambda: whole_reads.streamed(who.slot, lambda: t.part_stream(account, at.agent, message, index, at.call)),
         )
-        return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+        return HeldStream(chunks, media_type="application/json", headers={"Content-Length": str(size)})
 
     @reads.get(
         "/events",

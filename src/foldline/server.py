@@ -5,8 +5,10 @@ uvicorn (0.54) times out an idle keep-alive connection but not a client that sen
 or its body slowly, so :class:`GuardedH11` adds two deadlines to uvicorn's h11 protocol: a
 request's headers must arrive within ``header_timeout`` seconds of the connection (or of its
 first byte after a keep-alive pause), and its body within ``body_timeout`` seconds of the
-headers. A response that streams for long (the event stream) is not affected: the deadlines
-only run while Foldline waits on the client.
+headers. A third, ``send_timeout``, drops a client that stops reading: it runs while a
+response waits for the client to take what was sent (the transport's buffer full), and starts
+again each time the client takes some. A response that streams for long (the event stream) is
+not affected: the deadlines only run while Foldline waits on the client.
 """
 
 from __future__ import annotations
@@ -38,16 +40,42 @@ SEARCH_QUERY = re.compile(r"((?:^|(?<=[\s\"']))/api/(?:shared/[^/?#\s\"]+/)?sear
 
 
 class GuardedH11(H11Protocol):
-    """uvicorn's h11 protocol with a deadline on each request's headers and on its body."""
+    """uvicorn's h11 protocol with a deadline on each request's headers and on its body, and
+    one on a client that stops taking a response."""
 
     header_timeout = 10.0
     body_timeout = 60.0
+    send_timeout = 30.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
+        self._send_deadline: asyncio.TimerHandle | None = None
         self._waiting: object = None
         super().connection_made(transport)
         self._arm(h11.IDLE)
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_deadline is None:
+            self._send_deadline = self.loop.call_later(self.send_timeout, self._not_reading)
+
+    def resume_writing(self) -> None:
+        self._stop_send_deadline()
+        super().resume_writing()
+
+    def _stop_send_deadline(self) -> None:
+        if self._send_deadline is not None:
+            self._send_deadline.cancel()
+            self._send_deadline = None
+
+    def _not_reading(self) -> None:
+        """The client took nothing of the response for ``send_timeout`` seconds: drop it (abort:
+        a close would wait for it to take what is buffered). The response's sending ends as on a
+        client gone, and lets go of what it holds."""
+        self._send_deadline = None
+        if not self.transport.is_closing():
+            log.info("dropped a client that stopped reading its response")
+        self.transport.abort()
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -55,6 +83,7 @@ class GuardedH11(H11Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
+        self._stop_send_deadline()
         super().connection_lost(exc)
 
     def _arm(self, state: object) -> None:
@@ -87,7 +116,11 @@ def guarded(settings: Settings) -> type[GuardedH11]:
     return type(
         "FoldlineH11",
         (GuardedH11,),
-        {"header_timeout": settings.header_timeout, "body_timeout": settings.body_timeout},
+        {
+            "header_timeout": settings.header_timeout,
+            "body_timeout": settings.body_timeout,
+            "send_timeout": settings.send_timeout,
+        },
     )
 
 

@@ -60,6 +60,8 @@ class Settings:
     # Serving (docs/security.md): deadlines on slow clients, and a cap on open connections.
     header_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_HEADER_TIMEOUT", "10"))
     body_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_BODY_TIMEOUT", "60"))
+    # A client that takes nothing of a response for this many seconds is dropped.
+    send_timeout: float = field(default_factory=lambda: env_number("FOLDLINE_SEND_TIMEOUT", "30"))
     keep_alive: float = field(default_factory=lambda: env_number("FOLDLINE_KEEP_ALIVE", "5"))
     max_connections: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_CONNECTIONS", "4000")))
     # Per account, at once (429 past them): open event streams, and whole-part reads.
@@ -68,6 +70,9 @@ class Settings:
     max_searches: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_SEARCHES", "4")))
     # Per process, at once (503 past it): whole-part reads and searches of every account together.
     max_heavy: int = field(default_factory=lambda: int(env_number("FOLDLINE_MAX_HEAVY", "8")))
+    # A cut page, or a page with a limit, ends early (with its `next`) once its parts reach this
+    # many bytes; its newest message is always sent whole (docs/security.md).
+    page_bytes: int = field(default_factory=lambda: int(env_number("FOLDLINE_PAGE_BYTES", str(4 * 1024 * 1024))))
     # Bodies past this many bytes are sent without gzip (compressing them costs more than it saves).
     gzip_max: int = field(default_factory=lambda: int(env_number("FOLDLINE_GZIP_MAX", str(8 * 1024 * 1024))))
     # Threads that run reads against the database (the page read), per process.
@@ -99,9 +104,10 @@ class Settings:
             raise ValueError("the cut's bound (FOLDLINE_BOUND) must be at least 2 code points")
         if self.text_bound < self.bound:
             raise ValueError("FOLDLINE_TEXT_BOUND must be at least the cut's bound (FOLDLINE_BOUND)")
-        if self.max_body < 1 or self.poll_seconds <= 0:
-            raise ValueError("FOLDLINE_MAX_BODY and FOLDLINE_POLL_SECONDS must be positive")
-        limits = (self.header_timeout, self.body_timeout, self.keep_alive, self.max_connections, self.max_streams)
+        if self.max_body < 1 or self.poll_seconds <= 0 or self.page_bytes < 1:
+            raise ValueError("FOLDLINE_MAX_BODY, FOLDLINE_POLL_SECONDS and FOLDLINE_PAGE_BYTES must be positive")
+        limits = (self.header_timeout, self.body_timeout, self.send_timeout, self.keep_alive, self.max_connections,
+                  self.max_streams)  # fmt: skip
         if self.db_wait <= 0:
             raise ValueError("FOLDLINE_DB_WAIT_SECONDS must be positive")
         if self.token_cache_seconds < 0 or self.search_seconds < 0 or self.page_cache_mb < 0:

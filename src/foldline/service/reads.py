@@ -44,6 +44,7 @@ class Reads(Core):
         limit: int | None = None,
         before: str | None = None,
         reread: bool = False,
+        most: int | None = None,
     ) -> bytes:
         """A page of a transcript as the API sends it, in one read of the database.
 
@@ -55,6 +56,12 @@ class Reads(Core):
         `seq`, read with the page: follow the events from here (…/events?since=seq) to miss nothing.
         ``reread``: the caller has just asked (:func:`foldline.pagereads.kept_page`), so a kept
         copy is not asked about again.
+
+        A cut page, and any page with a ``limit``, ends early (with its ``next``) once its parts
+        reach the settings' ``page_bytes``: the newest message is always sent whole. A whole read
+        without ``limit`` (an export) is the whole transcript. ``most``: the event loop reads the
+        page itself, and a page with more bytes than that is refused (``PageTooBig``) before
+        they are read: the caller reads it in a thread instead.
         """
         if call is not None and not is_call(call):
             raise NotFound()
@@ -68,7 +75,9 @@ class Reads(Core):
         key: PageKey = (agent, call, cut, limit, cursor)
         kept = self.pages.get(key)
         known = None if kept is None or reread else kept.seq
-        found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor, known_seq=known)
+        budget = self.settings.page_bytes if cut or limit is not None else None
+        found = self._store.read_page(account, agent, call, cut=text_tools, limit=limit, before=cursor,
+                                      known_seq=known, budget=budget, most=most)  # fmt: skip
         if found is None:
             raise NotFound()
         if found.unchanged and kept is not None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import ColumnElement, Connection, Engine, FromClause
 
 from .rows import Matched, SeqChecks
+
+T = TypeVar("T")
 
 
 class Backend(Protocol):
@@ -172,6 +174,11 @@ class Backend(Protocol):
 
     def plan_search(self, conn: Connection) -> None:
         """Steer the planner of the search that ``conn``'s transaction is about to run."""
+        ...
+
+    def until(self, conn: Connection, cutoff: float, work: Callable[[], T]) -> T | None:
+        """``work()``, run on ``conn``, or None if the engine stopped its statement at ``cutoff``
+        (``time.monotonic()``); an engine that cannot stop one runs it to its end."""
         ...
 
     def matching_ids(

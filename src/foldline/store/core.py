@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, bindparam, func, insert, select
 
-from .backend import Backend
+from .backend import Backend, T
 from .rows import Conversation, Matched, SeqChecks, now
 from .schema import MIGRATIONS, conversations, messages, metadata, migrations_table, parts
 
@@ -200,6 +200,9 @@ class Hooks(Backend):
 
     def plan_search(self, conn: Connection) -> None:
         pass
+
+    def until(self, conn: Connection, cutoff: float, work: Callable[[], T]) -> T | None:
+        return work()
 
     def matching_ids(
         self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None

@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from ..errors import Unusable
+from ..errors import Conflict, Unusable
 
 
 class StoreError(Unusable):
@@ -14,6 +14,19 @@ class StoreError(Unusable):
 
 class BadURL(StoreError, ValueError):
     """A database URL Foldline will not guess at (``postgresql:/oops``, ``mysql://…``)."""
+
+
+class PartChanged(Conflict):
+    """A part read whole in short reads was written again between two of them: what was sent
+    so far is of the old version, so the response ends short (its length said more)."""
+
+    def __init__(self) -> None:
+        super().__init__("the part was written again while it was sent: read it again")
+
+
+class PageTooBig(Exception):
+    """A page read with a ``most`` (what the event loop may read itself) holds more bytes: read
+    it the ordinary way, in a thread."""
 
 
 class StaleWrite(Exception):

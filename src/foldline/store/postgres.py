@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import IO, Any
 
 import psycopg
 from psycopg.abc import Buffer
@@ -15,11 +16,11 @@ from psycopg.adapt import Loader
 from psycopg_pool import AsyncConnectionPool
 from sqlalchemy import (
     ARRAY,
+    BigInteger,
     ColumnElement,
     Connection,
     Engine,
     FromClause,
-    Integer,
     Text,
     all_,
     any_,
@@ -38,7 +39,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .core import Prepared
+from .core import Prepared, slot
 from .errors import StoreError
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
@@ -154,7 +155,7 @@ class PostgresStore(Store):
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
-        before: int | None, known_seq: int | None = None,
+        before: int | None, known_seq: int | None = None, budget: int | None = None, most: int | None = None,
     ) -> PageRead | None:
         # One statement, so one round trip and one snapshot without BEGIN and COMMIT: the
         # conversation (with the caller's membership), its page of messages and their parts, as
@@ -163,7 +164,8 @@ class PostgresStore(Store):
         # while the copy holds, and a copy stops holding only after a write.
         shape = (cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
-                                  "limit": None if limit is None else limit + 1}  # fmt: skip
+                                  "limit": None if limit is None else limit + 1,
+                                  "budget": UNBOUNDED if budget is None else budget}  # fmt: skip
         if known_seq is not None:
             check = self._page_sql(*shape).conversation
             with self.driver_read() as cursor:
@@ -178,13 +180,13 @@ class PostgresStore(Store):
             found = cursor.execute(statement.sql, statement.bind(params)).fetchall()
         if not found or found[0][0] != 0:
             return None
-        _, *head, seq, _ = found[0]
+        _, *head, seq, candidates = found[0]
         fields = [_text(value) for value in head]
         ident, workspace, owner, parent, call, title, created, updated = fields
         conv = Conversation(ident, workspace, owner, parent, call, title, int(seq), created, updated)
         rows = sorted((r for r in found if r[0] == 1), key=lambda r: r[9], reverse=True)  # by position
-        more = limit is not None and len(rows) > limit
-        if more:
+        more = (limit is not None and len(rows) > limit) or int(candidates) > len(rows)  # past the budget
+        if limit is not None:
             del rows[limit:]
         if not rows:
             return PageRead(conv, [], [], False, conv.seq)
@@ -214,21 +216,26 @@ class PostgresStore(Store):
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
-        # its size). So PostgreSQL itself cuts the part's UTF-8 into slices, sent as rows one at
-        # a time, in the snapshot that found it: this process holds one slice, PostgreSQL the part.
+        # its size). So PostgreSQL itself cuts the part's UTF-8 into slices, read at once in the
+        # snapshot that found the part into a spool (a slice in memory, the rest in a temporary
+        # file), and the connection goes back to the pool before the first byte is sent: a
+        # client that stops reading holds a file, never a session idle in its transaction.
+        # (A slice per short statement instead: each one would unpack the whole value again.)
         size = func.octet_length(parts.c.body).label("size")
-        conn = self.engine.connect().execution_options(isolation_level="REPEATABLE READ")
-        try:
-            conn.begin()
+        with self.read() as conn:
             found = conn.execute(self._part_query(conv, message_id, index, size)).first()
-        except BaseException:
-            conn.close()
-            raise
-        if found is None:
-            conn.close()
-            return None
-        key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
-        return StoredBody(found.tool, found.checked, found.size, Chunks(_sliced(conn, key, found.size), conn.close))
+            if found is None:
+                return None
+            key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
+            spool = tempfile.SpooledTemporaryFile(max_size=SLICE)
+            try:
+                for piece in _sliced(conn, key, found.size):
+                    spool.write(piece)
+            except BaseException:
+                spool.close()
+                raise
+        spool.seek(0)
+        return StoredBody(found.tool, found.checked, found.size, Chunks(_spooled(spool), spool.close))
 
     def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
         # Sliced by PostgreSQL, as part_body does, on the export's connection (its snapshot).
@@ -248,19 +255,28 @@ class PostgresStore(Store):
             sql = self._build_page_sql_queries(cut, call, limited, before)
             conv, page, part_query = sql
             c = conv.cte("c")
-            m = page.where(
+            # The page's messages, each with its parts' bytes as sent (octet_length reads a
+            # value's header, not the value), kept while the bytes of the newer ones are under
+            # the budget: the newest message always, and no part of a message past it is read.
+            candidates = page.add_columns(self._sent_bytes(cut).label("size")).where(
                 messages.c.conversation_id == select(c.c.id).scalar_subquery(),
                 messages.c.owner_id == select(c.c.owner_id).scalar_subquery(),
+            ).cte("m0")
+            newer = func.sum(candidates.c.size).over(order_by=candidates.c.position.desc()) - candidates.c.size
+            ranked = select(candidates, newer.label("newer")).cte("m1")
+            m = select(*[col for col in ranked.c if col.name not in ("size", "newer")]).where(
+                ranked.c.newer < slot("budget", BigInteger)
             ).cte("m")
             p = part_query.where(
                 parts.c.conversation_id == select(c.c.id).scalar_subquery(),
                 parts.c.position >= select(func.min(m.c.position)).scalar_subquery(),
                 parts.c.position <= select(func.max(m.c.position)).scalar_subquery(),
             ).subquery("p")
-            text_, number = cast(null(), Text), cast(null(), Integer)
+            text_ = cast(null(), Text)
             one = union_all(
                 select(literal(0), c.c.id, c.c.workspace_id, c.c.owner_id, c.c.parent_id, c.c.call_id, c.c.title,
-                       c.c.created_at, c.c.updated_at, c.c.seq, number),
+                       c.c.created_at, c.c.updated_at, c.c.seq, select(func.count()).select_from(candidates)
+                       .scalar_subquery()),
                 select(literal(1), m.c.id, m.c.head, m.c.checked, m.c.created_at, text_, text_, text_, text_,
                        m.c.position, m.c.seq),
                 select(literal(2), p.c.tool, p.c.body, p.c.ref, text_, text_, text_, text_, text_, p.c.position,
@@ -268,6 +284,18 @@ class PostgresStore(Store):
             )  # fmt: skip
             built[key] = self._prepare(one)
         return built[key]
+
+    def _sent_bytes(self, cut: TextTools | None) -> Any:
+        """The bytes a page sends of a message's parts (their JSON, and their cutParts entries)."""
+        sent = self._parts_query(None, cut).selected_columns
+        body, ref = sent[4].element, (sent[5].element if cut is not None else None)
+        size = func.octet_length(body) if ref is None else func.octet_length(body) + func.coalesce(
+            func.octet_length(ref), 0)  # fmt: skip
+        return (
+            select(func.coalesce(func.sum(size), 0))
+            .where(parts.c.conversation_id == messages.c.conversation_id, parts.c.position == messages.c.position)
+            .scalar_subquery()
+        )
 
     def after_migrating(self) -> None:
         # Statistics from the start, so the planner keeps the writes' lookups on their indexes
@@ -447,6 +475,7 @@ def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) ->
 
 
 SLICE = 1 << 20
+UNBOUNDED = 1 << 62  # a page's budget when it has none
 
 
 # The part's UTF-8 made once (MATERIALIZED: not once per slice), then cut in order (LATERAL).
@@ -460,10 +489,14 @@ FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
 """
 
 
+def _spooled(spool: IO[bytes]) -> Iterator[bytes]:
+    while piece := spool.read(SLICE):
+        yield piece
+
+
 def _sliced(conn: Connection, key: dict[str, Any], size: int | None) -> Iterator[bytes]:
-    """A part's bytes, read as they are asked for, one slice a round trip, through a cursor on
-    the server (so between slices the connection is idle: a sending dropped half way leaves it
-    ready to roll back and go back to the pool), in ``conn``'s snapshot that found the part."""
+    """A part's bytes, one slice a round trip, through a cursor on the server (this process
+    holds one slice, PostgreSQL the part), in ``conn``'s snapshot that found the part."""
     driver: Any = conn.connection.driver_connection
     sent = 0
     with driver.cursor(name="foldline_part", binary=True) as cursor:

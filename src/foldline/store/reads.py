@@ -20,6 +20,7 @@ from sqlalchemy import (
 
 from ..registry import TextTools
 from .core import CONVERSATION, Hooks, Prepared, m_conv_is, slot
+from .errors import PageTooBig
 from .rows import (
     Conversation,
     MessageRow,
@@ -32,6 +33,30 @@ from .schema import (
     messages,
     parts,
 )
+
+
+def within(cursor: Any, budget: int | None, most: int | None = None) -> tuple[list[Any], int | None]:
+    """A page's part rows (position, idx, tool, body, ref), newest first, read from ``cursor``
+    until their bytes reach ``budget`` at the end of a message; and the position of the first
+    message not read (None: every row was read). Past ``most`` bytes, :class:`PageTooBig`."""
+    if budget is None and most is None:
+        return cursor.fetchall(), None
+    rows: list[Any] = []
+    total, at = 0, None
+    while batch := cursor.fetchmany(PAGE_BATCH):
+        for row in batch:
+            if row[0] != at:
+                if budget is not None and total >= budget:
+                    return rows, row[0]
+                at = row[0]
+            total += len(row[3]) + (len(row[4]) if row[4] is not None else 0)
+            if most is not None and total > most:
+                raise PageTooBig()
+            rows.append(row)
+    return rows, None
+
+
+PAGE_BATCH = 256  # part rows read at a time from a page's cursor
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +89,15 @@ class Reads(Hooks):
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,
-        before: int | None, known_seq: int | None = None,
+        before: int | None, known_seq: int | None = None, budget: int | None = None, most: int | None = None,
     ) -> PageRead | None:
         """:meth:`visible_conversation` and its :meth:`page`, in one read snapshot: what a
         transcript read asks of the database, in three statements built once (per backend and
         registry), run on the driver's own cursor and read by position. None when the account
-        may not read the conversation; ``unchanged`` and no page when it is at ``known_seq``."""
+        may not read the conversation; ``unchanged`` and no page when it is at ``known_seq``.
+        ``budget``: the page ends (``more``) at the first message past which its parts' bytes
+        reach it; the newest message is always sent whole. The parts are read newest first and
+        no further than that. ``most``: :class:`PageTooBig` as soon as they pass it."""
         sql = self._page_sql(cut, call_id is not None, limit is not None, before is not None)
         params: dict[str, Any] = {"account": account_id, "agent": agent_id, "call": call_id, "before": before,
                                   "limit": None if limit is None else limit + 1}  # fmt: skip
@@ -87,9 +115,13 @@ class Reads(Hooks):
                 del rows[limit:]
             if not rows:
                 return PageRead(conv, [], [], False, conv.seq)
-            rows.reverse()
-            params.update(first=rows[0][1], last=rows[-1][1])
-            part_rows = cursor.execute(sql.parts.sql, sql.parts.bind(params)).fetchall()
+            params.update(first=rows[-1][1], last=rows[0][1])
+            part_rows, stopped = within(cursor.execute(sql.parts.sql, sql.parts.bind(params)), budget, most)
+        if stopped is not None:  # the older messages are the next page's
+            rows = [row for row in rows if row[1] > stopped]
+            more = True
+        rows.reverse()
+        part_rows.reverse()
         return PageRead(conv, rows, part_rows, more, conv.seq)
 
     def _page_sql(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> PageSQL:
@@ -107,7 +139,7 @@ class Reads(Hooks):
             parts.c.conversation_id == slot("conv"),
             parts.c.position >= slot("first"),
             parts.c.position <= slot("last"),
-        )
+        ).order_by(None).order_by(parts.c.position.desc(), parts.c.idx.desc())  # newest first: see within()
         return PageSQL(self._prepare(conv), self._prepare(page), self._prepare(part_query))
 
     def _build_page_sql_queries(self, cut: TextTools | None, call: bool, limited: bool, before: bool) -> Any:

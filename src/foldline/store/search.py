@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -138,7 +139,15 @@ class Search(Hooks):
                     query = query.where(chunk_id > backlog.stopped)
                 query = query.order_by(chunk_id.desc()).limit(limit)
                 self.plan_search(conn)
-                rows = [TextRow(**row._asdict()) for row in conn.execute(query)]
+                # The index's one statement gets half the time left; stopped there, the words
+                # are in too many chunks for it to narrow, and the walk reads on newest first
+                # (every chunk, pending or not) until the time is up, saying where it stopped.
+                cutoff = math.inf if deadline is None else (time.monotonic() + deadline) / 2
+                indexed = self.until(conn, cutoff, lambda: [TextRow(**row._asdict()) for row in conn.execute(query)])
+                if indexed is None:
+                    walked = self.walk(conn, terms, visible, upto, limit, deadline)
+                    return Found(self._hits(conn, walked.ids, account_id, workspace_id, agent_id), walked.stopped)
+                rows = indexed
                 if backlog.ids:
                     rows = sorted(rows + self._hits(conn, backlog.ids, account_id, workspace_id, agent_id),
                                   key=lambda row: row.id, reverse=True)[:limit]  # fmt: skip

@@ -7,6 +7,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import sqlite3
@@ -34,8 +35,11 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 
+from .backend import T
 from .core import RELAXED
+from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
 from .store import Store
@@ -73,6 +77,7 @@ UNINDEX = text(
 )
 GONE_FIRST = text("SELECT id, length(text) AS owned FROM part_text_unindex ORDER BY id LIMIT :n")
 UNQUEUE = text("DELETE FROM part_text_unindex WHERE id <= :upto")
+PROGRESS_STEPS = 10_000  # SQLite's virtual machine steps between two looks at a statement's time
 BUSY_SECONDS = 30.0  # how long a connection waits on another one's lock, unless told (``wait``)
 REINDEX_BATCH = 2_000  # chunk rows indexed per step of migration 6
 # Another process's commits are told at most once per this many milliseconds: an import commits
@@ -142,28 +147,30 @@ class SQLiteStore(Store):
                 raw.close()
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
-        # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), in one
-        # read transaction held until the last chunk: a whole 100 MB part costs a chunk of memory.
-        query = self._part_query(conv, message_id, index, literal_column("parts.rowid").label("row"))
-        conn = self.engine.connect()
-        try:
-            conn.begin()
+        # The body is read from the file as it is sent (SQLite's incremental BLOB I/O), a chunk
+        # per short read transaction of its own that finds the part again and checks it is
+        # still the version being sent (its seq): between chunks nothing is held, so a client
+        # that stops reading pins no snapshot (the write-ahead log is checkpointed and reused
+        # meanwhile) and no pooled connection. A part written again ends the sending short.
+        query = self._part_query(conv, message_id, index, ROWID, parts.c.seq)
+        with self.read() as conn:
             found = conn.execute(query).first()
             if found is None:
-                conn.close()
                 return None
-            driver: Any = conn.connection.driver_connection
-            blob = driver.blobopen("parts", "body", found.row, readonly=True)
-        except BaseException:
-            conn.close()
-            raise
-        def release() -> None:
-            try:
-                blob.close()
-            finally:
-                conn.close()
+            size = _blob(conn, found.row, len)
+        key = {"conv": conv.id, "message": message_id, "idx": index}
+        return StoredBody(found.tool, found.checked, size, Chunks(self._short_reads(key, found.seq, size), _nothing))
 
-        return StoredBody(found.tool, found.checked, len(blob), Chunks(_read_blob(blob), release))
+    def _short_reads(self, key: dict[str, Any], seq: int, size: int) -> Iterator[bytes]:
+        sent = 0
+        while sent < size:
+            with self.read() as conn:
+                now = conn.execute(PART_NOW, key).first()
+                if now is None or now.seq != seq:
+                    raise PartChanged()
+                chunk = _blob(conn, now.row, functools.partial(_read_at, at=sent, size=size))
+            sent += len(chunk)
+            yield chunk
 
     def byte_length(self, column: Any) -> Any:
         return func.length(cast(column, LargeBinary))
@@ -275,6 +282,21 @@ class SQLiteStore(Store):
         matched = literal_column("part_text_fts").op("MATCH")(fts_query(long))
         return source, FTS.c.rowid, [matched, *conditions]
 
+    def until(self, conn: Connection, cutoff: float, work: Callable[[], T]) -> T | None:
+        # The statement is stopped between two of its steps (SQLite's progress handler) once
+        # the time is up: FTS5 finds the rows that hold the trigrams newest first, but the words
+        # may be in most of them (``'a' * 256`` is one trigram) and every one is checked.
+        driver: Any = conn.connection.driver_connection
+        driver.set_progress_handler(lambda: time.monotonic() >= cutoff, PROGRESS_STEPS)
+        try:
+            return work()
+        except OperationalError as exc:
+            if "interrupt" not in str(exc.orig):
+                raise
+            return None
+        finally:
+            driver.set_progress_handler(None, PROGRESS_STEPS)
+
     def matching_ids(
         self, conn: Connection, terms: Sequence[str], visible: Any, upto: int | None, limit: int, deadline: float | None
     ) -> Matched | None:
@@ -298,9 +320,35 @@ def _first(rows: Sequence[Any], chars: int) -> Sequence[Any]:
     return rows
 
 
+ROWID: Any = literal_column("parts.rowid").label("row")
+PART_NOW = text(
+    "SELECT rowid AS row, seq FROM parts WHERE conversation_id = :conv AND message_id = :message AND idx = :idx"
+)
+
+
+def _blob(conn: Connection, row: int, use: Callable[[Any], T]) -> T:
+    """``use(blob)`` of the part's body at ``row``, opened in ``conn``'s read transaction."""
+    driver: Any = conn.connection.driver_connection
+    with driver.blobopen("parts", "body", row, readonly=True) as blob:
+        return use(blob)
+
+
+def _read_at(blob: Any, *, at: int, size: int) -> bytes:
+    """The chunk at byte ``at`` of a body known to be ``size`` bytes long (else it changed)."""
+    if len(blob) != size:
+        raise PartChanged()
+    blob.seek(at)
+    chunk: bytes = blob.read(BLOB_CHUNK)
+    return chunk
+
+
 def _read_blob(blob: Any) -> Iterator[bytes]:
     while chunk := blob.read(BLOB_CHUNK):
         yield chunk
+
+
+def _nothing() -> None:
+    """Nothing to let go of: each short read let go of its own."""
 
 
 def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.Event) -> None:
