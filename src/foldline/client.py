@@ -41,6 +41,7 @@ Part = dict[str, Any]
 class Workspace(TypedDict):
     id: str
     name: str
+    samples: bool  # the workspace of the sample sessions a first run imported
 
 
 class Me(TypedDict):
