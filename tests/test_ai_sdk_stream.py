@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -129,6 +130,18 @@ def test_the_stored_message_equals_the_sdks_assembly(world: World, name: str) ->
     assert stored(world, message) == assembled(stream)["last"]
 
 
+def test_an_apps_route_stores_its_answer_with_consume_sse_stream(world: World) -> None:
+    """docs/ai-sdk.md's lines, run: streamText's answer to the browser, its copy to Foldline."""
+    message = new_id()
+    env = {**os.environ, "FOLDLINE_URL": world.url, "FOLDLINE_TOKEN": world.alice_token}
+    done = subprocess.run(["node", str(AISDK / "sdk.mjs"), "app", world.agent, message], env=env,
+                          capture_output=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    ran = json.loads(done.stdout)
+    assert ran["answer"]["id"] == message and ran["answer"]["finished"] is True
+    assert stored(world, message) == assembled(ran["browser"].encode())["last"]
+
+
 def test_every_chunk_type_is_covered_by_the_sdks_streams() -> None:
     """The three streams hold every chunk type the SDK's schema knows (and data parts)."""
     seen = set()
@@ -145,6 +158,15 @@ def test_an_sdk_message_id_that_is_not_a_uuid_names_one_foldline_message(world: 
     first = post(world, world.agent, stream).json()
     assert first["id"] == message_id("msg-aBcD1234efGH5678") and first["messageId"] == "msg-aBcD1234efGH5678"
     assert stored(world, first["id"]) == as_stored(assembled(stream)["last"], first["id"])
+
+
+def test_pydantic_ais_stream_is_stored_as_the_sdk_assembles_it(world: World) -> None:
+    """The stream pydantic-ai's AI SDK adapter sent (tests/data/streams), its message id made new."""
+    recorded = (Path(__file__).parent / "data" / "streams" / "pydantic-ai.sse").read_bytes()
+    message = new_id()
+    stream = recorded.replace(b"77998f07-8a57-4749-a468-06a2e6c1edee", message.encode())
+    assert post(world, world.agent, stream).json()["finished"] is True
+    assert stored(world, message) == assembled(stream)["last"]
 
 
 def test_a_stream_goes_on_from_the_stored_message_it_names(world: World, tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ import {
   dynamicTool,
   JsonToSseTransformStream,
   parseJsonEventStream,
+  parsePartialJson,
   readUIMessageStream,
   safeValidateUIMessages,
   simulateReadableStream,
@@ -76,7 +77,7 @@ function agentModel(big) {
   });
 }
 
-function agentStream(messageId, big) {
+function agentStream(messageId, big, result_only = false) {
   const result = streamText({
     model: agentModel(big),
     prompt: 'Why does the build fail?',
@@ -110,6 +111,7 @@ function agentStream(messageId, big) {
       }),
     },
   });
+  if (result_only) return result;
   return result.toUIMessageStream({
     generateMessageId: () => messageId,
     sendReasoning: true,
@@ -285,6 +287,28 @@ async function validate() {
   process.stdout.write(JSON.stringify(result.success ? { ok: true, data: result.data } : { ok: false, error: String(result.error) }));
 }
 
+// An app's chat route as docs/ai-sdk.md writes it: the answer streamed to the browser (read here
+// whole, as a browser would), and its copy sent to Foldline by consumeSseStream.
+async function app(agentId, messageId) {
+  const FOLDLINE = process.env.FOLDLINE_URL;
+  const TOKEN = process.env.FOLDLINE_TOKEN;
+  let stored;
+  const result = agentStream(messageId, false, true);
+  const response = result.toUIMessageStreamResponse({
+    generateMessageId: () => messageId,
+    sendReasoning: true,
+    sendSources: true,
+    consumeSseStream: ({ stream }) => {
+      stored = fetch(`${FOLDLINE}/api/agents/${agentId}/stream`, {
+        method: 'POST', duplex: 'half', body: stream.pipeThrough(new TextEncoderStream()),
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/event-stream' } });
+    },
+  });
+  const browser = await response.text();
+  const answer = await (await stored).json();
+  process.stdout.write(JSON.stringify({ browser, answer }));
+}
+
 const [command, ...args] = process.argv.slice(2);
 if (command === 'produce') {
   const [name, messageId] = args;
@@ -300,6 +324,17 @@ if (command === 'produce') {
   await toStdout(streams[name]());
 } else if (command === 'assemble') {
   await assemble(args[0] === '--states', args[1]);
+} else if (command === 'app') {
+  await app(args[0], args[1]);
+} else if (command === 'partial') {
+  // Each text read as a streaming tool input is: [state, value] (value absent: undefined).
+  const texts = JSON.parse(stdinText());
+  const out = [];
+  for (const text of texts) {
+    const { value, state } = await parsePartialJson(text);
+    out.push(value === undefined ? [state] : [state, value]);
+  }
+  process.stdout.write(JSON.stringify(out));
 } else if (command === 'validate') {
   await validate();
 } else {
