@@ -61,8 +61,10 @@ def transcript_texts() -> list[str]:
     texts = []
     for path in sorted(DATA.rglob("*.jsonl")):
         for line in path.read_bytes().splitlines():
-            if line.strip():
+            try:
                 texts.extend(strings(orjson.loads(line)))
+            except orjson.JSONDecodeError:  # a blank line, or a log that breaks off (some do)
+                continue
     return texts
 
 

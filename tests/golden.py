@@ -56,7 +56,7 @@ def snapshot(t: Any, account: str, workspace: str) -> dict[str, Any]:
         while True:
             page = t.search(account, word, limit=100, cursor=cursor, seconds=float("inf"))
             found += [[named[(h["agent_id"], h["call"] or "")], place[h["message_id"]], h["part"], h["field"],
-                       h["start"], h["end"], h["hidden"]] for h in page["hits"]]  # fmt: skip
+                       m["start"], m["end"], m["hidden"]] for h in page["hits"] for m in h["matches"]]  # fmt: skip
             if (cursor := page["next"]) is None:
                 break
         hits[word] = {"count": len(found), "digest": digest(sorted(found))}

@@ -15,6 +15,8 @@ from foldline import errors
 CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("POST", "/stream"), ("GET", "/messages"),
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
+          ("DELETE", "/api/agents/{agent}"), ("POST", "/agents/{agent}/delete"),
+          ("DELETE", "/api/samples"), ("POST", "/samples/remove"),
           ("GET", "/api/search"), ("GET", "/api/status"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"),
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION
@@ -40,7 +42,7 @@ def error_responses(world: World) -> list[httpx.Response]:
         httpx.get(f"{a}/nothing-here", headers=auth),  # 404
         httpx.put(f"{a}/messages/{new_id()}", json={"role": "user", "parts": []}, headers=auth),  # 422
         httpx.put(f"{a}/messages/{new_id()}", content=b"{", headers=auth),  # 400
-        httpx.delete(a, headers=auth),  # 405
+        httpx.patch(a, headers=auth),  # 405
         httpx.post(f"{a}/messages", headers=auth),  # 405
     ]
 

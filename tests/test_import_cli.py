@@ -44,7 +44,7 @@ def test_import_json_prints_the_summary_and_a_second_run_adds_nothing(tmp_path: 
     result = runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR), str(CLAUDE_FILE), str(broken)])
     assert result.exit_code == 0, result.output
     summary = orjson.loads(result.stdout)
-    assert set(summary) == {"agents", "messages", "parts", "skipped"}
+    assert set(summary) == {"agents", "messages", "parts", "skipped", "forgotten"}
     assert summary["agents"] == 3 and summary["messages"] > 0 and summary["parts"] >= summary["messages"]
     assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a session log of a known agent"}]
     again = orjson.loads(runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR)]).stdout)
@@ -91,9 +91,14 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     assert first is not None and first.samples and first.summary.skipped == [] and first.summary.agents == 5
     assert "sample sessions" in first.line()
     assert import_on_first_run(t, local) is None  # not the first run any more
+    # They sit in a workspace of their own, marked as the samples; the local one stays the user's.
+    samples = t.samples_workspace(local.account_id)
+    assert samples is not None and samples != local.workspace_id
+    assert t.list_agents(local.account_id, local.workspace_id)["agents"] == []
+    assert [w["name"] for w in t.me(local.account_id)["workspaces"] if w["samples"]] == ["Samples"]
     # The samples' files are as new as the clone, but their lines are months old: nothing runs.
     running, subagents, cut_thoughts = [], [], []
-    for agent in t.list_agents(local.account_id, local.workspace_id)["agents"]:
+    for agent in t.list_agents(local.account_id, samples)["agents"]:
         calls = t.agent(local.account_id, agent["id"])["subagents"]
         subagents += calls
         for call in [None, *calls]:

@@ -69,8 +69,10 @@ def hits(t: Transcripts, account: str, q: str) -> Json:
         if cursor is None:
             # The order (newest chunk first) is the store's; the golden copy is about what is found.
             found.sort(key=lambda h: orjson.dumps(h, option=orjson.OPT_SORT_KEYS))
-            places = [f"{h['message_id']} {h['call'] or ''} {h['part']} {h['field']} {h['start']}" for h in found]
-            return {"places": sorted(places), "hits": digest(found)}
+            # A place per match (as when a hit was one match); the digest is of the results themselves.
+            places = [f"{h['message_id']} {h['call'] or ''} {h['part']} {h['field']} {m['start']}"
+                      for h in found for m in h["matches"]]  # fmt: skip
+            return {"places": sorted(places), "results": len(found), "hits": digest(found)}
 
 
 def dump(t: Transcripts, account: str) -> Json:

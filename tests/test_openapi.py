@@ -39,10 +39,13 @@ STATUSES = {
     "/signin": {"get": {"200"}, "post": {"303", "401", "403", "413"}},
     "/signout": {"get": {"200"}, "post": {"303"}},
     "/api/agents": {"get": {"200", "400", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
-    AGENT: {"get": {"200", "401", "404"}},
+    AGENT: {"get": {"200", "401", "404"}, "delete": {"200", "400", "401", "403", "404"}},
+    "/agents/{agent}/delete": {"post": {"303", "403", "404", "413"}},
+    "/api/samples": {"delete": {"200", "401"}},
+    "/samples/remove": {"post": {"303"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
 }
-WRITES = {"put", "post"}
+WRITES = {"put", "post", "delete"}
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +105,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 24  # 18 of the API, 6 of the panel
+    assert len(ids) == len(set(ids)) == 28  # 20 of the API, 8 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

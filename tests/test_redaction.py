@@ -134,3 +134,17 @@ def test_a_message_walk_counts_every_string_and_records_it_in_foldline_metadata(
     assert redacted["parts"][2]["input"]["n"] == 3
     clean = {"id": "m", "role": "user", "parts": [{"type": "text", "text": "hello"}]}
     assert Redactor().message(clean) == (clean, 0)
+
+
+@pytest.mark.parametrize("kind", ["github-token", "assigned-secret", "private-key"])
+def test_a_secret_in_a_big_output_is_found_wherever_it_falls(kind: str) -> None:
+    # A text past one window of the literal search: the secret's literal across the boundary
+    # between two windows, and at the very end, is found as it is in a short text.
+    from foldline.redaction.scanner import WINDOW
+
+    secret, line = SECRETS[kind], in_context(kind, SECRETS[kind])
+    at = line.index(secret) + 2  # the boundary falls inside the secret's first characters
+    filler = ("build ok, nothing to see " * (WINDOW // 20))[: WINDOW - at]
+    for text in (filler + line + filler, filler + filler + line):
+        redacted, found = Redactor().text(text)
+        assert found == 1 and secret not in redacted and marker(kind) in redacted

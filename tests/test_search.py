@@ -13,6 +13,7 @@ from conftest import World
 from core_helpers import add_member, assistant, bash, new_id, put, text, thought, tool, user
 
 from foldline import Client, NotFound
+from foldline.search.results import MATCHES_MOST
 from foldline.service import Transcripts
 from foldline.store.chunks import CHUNK
 
@@ -34,6 +35,11 @@ def http() -> Iterator[httpx.Client]:
 def search(http: httpx.Client, world: World, q: str, token: str | None = None, **params: Any) -> httpx.Response:
     headers = {"Authorization": f"Bearer {token or world.alice_token}"}
     return http.get(f"{world.url}/api/search", params={"q": q, **params}, headers=headers)
+
+
+def each_match(results: list[Json]) -> list[Json]:
+    """Every match of some results, each with its result's place (its own start, end, hidden)."""
+    return [{**r, **m} for r in results for m in r["matches"]]
 
 
 def all_hits(client: Client, q: str, **kw: Any) -> list[Json]:
@@ -59,11 +65,15 @@ def test_a_hit_says_exactly_where_the_match_is(world: World) -> None:
         "start": 11,
         "end": 11 + len(w),
         "hidden": False,
+        "count": 1,
+        "more": False,
+        "matches": [{"start": 11, "end": 11 + len(w), "hidden": False}],
         "role": "user",
         "tool": None,
         "title": "fix the build",
-        "snippet": {"text": f"please fix {w.upper()} now", "start": 11, "end": 11 + len(w)},
-    }
+        "snippet": {"text": f"please fix {w.upper()} now", "start": 11, "end": 11 + len(w),
+                    "matches": [{"start": 11, "end": 11 + len(w)}]},
+    }  # fmt: skip
 
 
 def test_head_tail_and_cut_middle_of_an_output_and_a_thought(world: World) -> None:
@@ -76,7 +86,9 @@ def test_head_tail_and_cut_middle_of_an_output_and_a_thought(world: World) -> No
     body = "".join(output)
     long_thought = "think " * 1000 + w + " think" * 1000
     message = put(world.alice, world.agent, assistant([thought(long_thought), bash(body), thought(f"short {w}")]))
-    hits = all_hits(world.alice, w)
+    results = all_hits(world.alice, w)
+    assert [(r["part"], r["count"]) for r in results] == [(2, 1), (1, 7), (0, 1)]  # one result per field
+    hits = each_match(results)
     found = {(h["part"], h["start"]): h["hidden"] for h in hits}
     # The head and tail (2048 code points each) show; anything touching the middle is hidden.
     assert found == {
@@ -92,8 +104,10 @@ def test_head_tail_and_cut_middle_of_an_output_and_a_thought(world: World) -> No
     }
     for hit in hits:
         assert hit["message_id"] == message["id"] and hit["end"] == hit["start"] + len(w)
-        snippet = hit["snippet"]
+    for result in results:  # the snippet is around the first match, and marks it
+        snippet = result["snippet"]
         assert snippet["text"][snippet["start"] : snippet["end"]] == w
+        assert result["start"] == result["matches"][0]["start"] == min(m["start"] for m in result["matches"])
 
 
 def test_a_tool_the_panel_does_not_draw_as_text_is_never_hidden(world: World) -> None:
@@ -118,7 +132,7 @@ def test_a_match_across_a_chunk_boundary_is_found_once(world: World) -> None:
     w = word()
     shifts = (len(w) // 2, 0, len(w), 1)  # across the boundary, just after, just before, one in
     put(world.alice, world.agent, assistant([bash("a" * (CHUNK - s) + w + "b" * 600) for s in shifts]))
-    hits = all_hits(world.alice, w)
+    hits = each_match(all_hits(world.alice, w))
     assert sorted((h["part"], h["start"]) for h in hits) == [(i, CHUNK - s) for i, s in enumerate(shifts)]
 
 
@@ -126,7 +140,9 @@ def test_every_word_must_match_and_a_phrase_matches_as_written(world: World) -> 
     a, b = word(), word()
     put(world.alice, world.agent, user(f"{a} and {b}"))
     put(world.alice, world.agent, user(f"{a} alone"))
-    assert len(all_hits(world.alice, f"{a} {b}")) == 2  # one message: a hit per word
+    [both] = all_hits(world.alice, f"{a} {b}")  # both words in one field: one result with both matches
+    assert (both["count"], [m["start"] for m in both["matches"]]) == (2, [0, len(a) + 5])
+    assert both["snippet"]["matches"] == [{"start": 0, "end": len(a)}, {"start": len(a) + 5, "end": 2 * len(a) + 5}]
     assert len(all_hits(world.alice, a)) == 2
     assert [h["start"] for h in all_hits(world.alice, f'"{a} AND {b}"')] == [0]
     assert all_hits(world.alice, f'"{b} and {a}"') == []
@@ -146,13 +162,14 @@ def test_newest_first_and_paging_without_repeats_or_gaps(world: World) -> None:
     w = word()
     for n in range(7):
         put(world.alice, world.agent, user(" ".join(f"{w}-{n}-{k}" for k in range(5))))
-    hits = all_hits(world.alice, w, limit=3)
+    results = all_hits(world.alice, w, limit=3)
+    assert [r["count"] for r in results] == [5] * 7  # one result per message's text
+    hits = each_match(results)
     keys = [(h["message_id"], h["start"]) for h in hits]
     assert len(keys) == 35 == len(set(keys))
-    assert [h["snippet"]["text"][h["snippet"]["start"] : h["snippet"]["end"] + 4] for h in hits][:5] == [
-        f"{w}-6-{k}" for k in range(5)
-    ]
-    assert keys == [(h["message_id"], h["start"]) for h in world.alice.search(w, limit=100)["hits"]]
+    snippet = results[0]["snippet"]
+    assert [snippet["text"][m["start"] : m["end"] + 4] for m in snippet["matches"]] == [f"{w}-6-{k}" for k in range(5)]
+    assert keys == [(h["message_id"], h["start"]) for h in each_match(world.alice.search(w, limit=100)["hits"])]
 
 
 # One world per test keeps these quick; each case names itself in its assertion.
@@ -171,7 +188,7 @@ def test_the_engines_syntax_is_taken_literally(http: httpx.Client, world: World)
         query = f"{w} {needle}" if " " not in needle else f'{w} "{needle}"'
         response = search(http, world, query)
         assert response.status_code == 200, (needle, response.text)
-        assert [h["start"] for h in response.json()["hits"]] == [0, len(w) + 3], needle
+        assert [h["start"] for h in each_match(response.json()["hits"])] == [0, len(w) + 3], needle
 
 
 def test_no_query_fails(http: httpx.Client, world: World) -> None:
@@ -186,20 +203,21 @@ def test_odd_unicode_never_fails(http: httpx.Client, world: World) -> None:
         put(world.alice, world.agent, user(f"{w} {q}"))
         response = search(http, world, f"{w} {q}")
         assert response.status_code == 200, (q, response.text)
-        assert [h["start"] for h in response.json()["hits"]][1:] == [len(w) + 1 + len(q) - len(q.lstrip())], q
+        starts = [h["start"] for h in each_match(response.json()["hits"])]
+        assert starts[1:] == [len(w) + 1 + len(q) - len(q.lstrip())], q
 
 
 def test_case_is_ignored_beyond_ascii(world: World) -> None:
     w = word()
     put(world.alice, world.agent, user(f"{w} ÉCOLE Ωμέγα"))
-    assert [h["start"] for h in all_hits(world.alice, f"{w} école ωΜΈΓΑ")] == [0, len(w) + 1, len(w) + 7]
+    assert [h["start"] for h in each_match(all_hits(world.alice, f"{w} école ωΜΈΓΑ"))] == [0, len(w) + 1, len(w) + 7]
 
 
 def test_short_words_are_found_too(world: World) -> None:
     w = word()
     put(world.alice, world.agent, user(f"{w} go to é"))
-    assert [h["start"] for h in all_hits(world.alice, f"{w} GO É")] == [0, len(w) + 1, len(w) + 7]
-    assert [h["end"] - h["start"] for h in all_hits(world.alice, f"{w} o")] == [len(w), 1, 1]
+    assert [h["start"] for h in each_match(all_hits(world.alice, f"{w} GO É"))] == [0, len(w) + 1, len(w) + 7]
+    assert [h["end"] - h["start"] for h in each_match(all_hits(world.alice, f"{w} o"))] == [len(w), 1, 1]
 
 
 def test_subagent_hits_carry_their_call_and_agent_narrows(world: World) -> None:
@@ -283,3 +301,25 @@ def test_a_turn_ends_outcome_is_searchable(world: World) -> None:
     assert [(h["field"], h["start"]) for h in hits] == [("errorText", 0)]
     # Words must meet in one field: the input's word and the error's words never make a hit together.
     assert all_hits(world.alice, f"{w} ended", agent=world.agent) == []
+
+
+def test_a_field_with_many_matches_is_one_result_paged_per_match(world: World) -> None:
+    w = word()
+    count = 2 * MATCHES_MOST + 88
+    big = "".join(f"{w} line {n}\n" for n in range(count))  # more matches than one result lists
+    message = put(world.alice, world.agent, assistant([bash(big), text(f"then {w}")]))
+    first = world.alice.search(w, limit=2)
+    [text_result, output] = first["hits"]
+    assert (text_result["field"], text_result["count"], text_result["more"]) == ("text", 1, False)
+    assert (output["field"], output["count"], output["more"]) == ("output", MATCHES_MOST, True)
+    results, cursor = list(first["hits"]), first["next"]
+    while cursor is not None:  # the same field goes on, a match at a time: none repeated or skipped
+        page = world.alice.search(w, limit=2, cursor=cursor)
+        results += page["hits"]
+        cursor = page["next"]
+    outputs = [r for r in results if r["field"] == "output"]
+    assert [r["count"] for r in outputs] == [MATCHES_MOST, MATCHES_MOST, 88]
+    assert [r["more"] for r in outputs] == [True, True, False]
+    starts = [m["start"] for m in each_match(outputs)]
+    assert len(starts) == count == len(set(starts)) and all(r["message_id"] == message["id"] for r in outputs)
+    assert sorted(starts) == [big.index(f"{w} line {n}\n") for n in range(count)]

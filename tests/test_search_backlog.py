@@ -174,3 +174,23 @@ def test_a_search_at_the_acknowledgement_finds_the_write_with_100_mb_pending(own
         assert [h["message_id"] for h in page["hits"]] == [message_id]
     finally:
         t.close()
+
+
+@pytest.mark.parametrize("indexed", [True, False], ids=["indexed", "pending"])
+def test_two_words_in_one_field_are_one_result_in_either_path(
+    transcripts: Transcripts, store: Store, me: tuple[str, str], indexed: bool
+) -> None:
+    account, agent = me
+    a, b = "first" + uuid.uuid4().hex[:6], "second" + uuid.uuid4().hex[:6]
+    message_id = new_id()
+    log = "".join(f"step {n}: {'.' * 300} {a if n % 7 else b} ok\n" for n in range(200))  # two chunks
+    transcripts.put_message(account, agent, message_id, assistant([bash(log)], message_id))
+    if indexed:
+        caught_up(store)
+    page = transcripts.search(account, f"{a} {b}", seconds=float("inf"))
+    [result] = page["hits"]  # one output: one result, whatever its chunks and the path that found them
+    assert page["next"] is None and result["message_id"] == message_id and not result["more"]
+    starts = [m["start"] for m in result["matches"]]
+    assert len(log) > CHUNK and starts == sorted(starts)
+    assert result["count"] == len(starts) == log.count(a) + log.count(b)
+    assert result["start"] == starts[0] == log.index(b)  # n = 0 holds the second word

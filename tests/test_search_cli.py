@@ -101,8 +101,14 @@ def test_an_imported_session_is_searchable(tmp_path: Path) -> None:
     run("import", "--db", cli_db, str(data / "full-session.jsonl"))
     # A quote that opens no phrase is an ordinary character: the word is `"codebase`.
     hits = orjson.loads(run("search", '"changed chat" "codebase', "--db", cli_db, "--json"))["hits"]
-    found = {h["snippet"]["text"][h["snippet"]["start"] : h["snippet"]["end"]] for h in hits}
+    with Transcripts.open(Settings(db=cli_db)) as t:  # each match's text, read back by its offsets
+        who = ensure_local(t, cli_db).account_id
+        found = {
+            t.part_slice(who, h["agent_id"], h["message_id"], str(h["part"]), h["field"], m["start"], m["end"])["text"]
+            for h in hits for m in h["matches"]
+        }  # fmt: skip
     assert found == {"changed chat", '"Codebase'}
+    assert all(h["count"] == len(h["matches"]) for h in hits)
     assert {h["role"] for h in hits} <= {"assistant", "user"} and all(h["title"] for h in hits)
 
 
@@ -138,3 +144,23 @@ def test_a_reading_command_makes_no_store_where_there_is_none(
     assert result.exit_code == 1
     assert f"no Foldline store at {tmp_path / 'foldline.db'}" in result.output and "--db" in result.output
     assert list(tmp_path.iterdir()) == []  # no file, no token
+
+
+def test_two_words_in_one_field_print_as_one_result_with_every_match_marked(
+    cli_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("FOLDLINE_URL", raising=False)
+    a, b = "one" + uuid.uuid4().hex[:6], "two" + uuid.uuid4().hex[:6]
+    store = open_store(cli_db)
+    try:
+        t = Transcripts(store, settings=Settings(db=cli_db))
+        local = ensure_local(t, cli_db)
+        agent = t.create_agent(local.account_id, local.workspace_id, "two words")["id"]
+        message = user(f"{a} then {b} and {a} again")
+        t.put_message(local.account_id, agent, message["id"], message)
+    finally:
+        store.close()
+    lines = run("search", f"{a} {b}", "--db", cli_db).splitlines()
+    assert len(lines) == 3  # one result, not one per word
+    assert lines[0] == f"two words · user · text 0–{len(a)} · 3 matches in this text"
+    assert lines[1] == f"  [[{a}]] then [[{b}]] and [[{a}]] again"

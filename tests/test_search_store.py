@@ -15,6 +15,7 @@ from conftest import PG_ADMIN
 from core_helpers import assistant, bash, caught_up, new_id, thought, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import literal, select
 
 from foldline import NotFound
 from foldline.service import Transcripts
@@ -263,6 +264,29 @@ def test_the_match_test_agrees_with_python_case_folding(text: str, term: str) ->
     # The quick path for ASCII words must answer as re.IGNORECASE does, even beside the four
     # characters outside ASCII that it folds to ASCII letters (İ ı ſ and the Kelvin sign).
     assert contains(text, term) == (re.search(re.escape(term), text, re.IGNORECASE) is not None)
+
+
+LIKE_EDGES = FOLDING + "%_\\\x00"
+
+
+@pytest.fixture(scope="module")
+def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('holds') / 'holds.db'}")
+    yield store
+    store.close()
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.text(alphabet=st.sampled_from(LIKE_EDGES), max_size=16),
+    term=st.text(alphabet=st.sampled_from("aAiIsSkKx %_\\\u00e9"), min_size=1, max_size=4),
+)
+def test_sqlite_matches_in_c_as_the_python_test_does(sqlite_store: Store, text: str, term: str) -> None:
+    # SQLite checks an ASCII word with its own LIKE (no row handed to Python), unless the text
+    # holds a character that folds to ASCII or a NUL: either way, the answer of ``contains``.
+    with sqlite_store.engine.connect() as conn:
+        held = conn.execute(select(sqlite_store.holds(literal(text), term))).scalar_one()
+    assert bool(held) == contains(text, term)
 
 
 def test_a_phrase_in_every_tenth_message_pages_newest_first_without_gaps(

@@ -6,6 +6,7 @@ share one database per backend (the ``store`` fixture, over ``db_url``) without 
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass, replace
 
@@ -364,3 +365,29 @@ def test_import_state_is_recorded_and_replaced(store: Store) -> None:
 
 def test_migrating_a_migrated_database_applies_nothing(store: Store) -> None:
     assert store.migrate() == []
+
+
+def durability(store: Store) -> str:
+    """What a write transaction's commit waits for, as the engine says inside it."""
+    with store.write() as conn:
+        if store.engine.dialect.name == "sqlite":
+            level = conn.exec_driver_sql("PRAGMA synchronous").scalar_one()
+            return {0: "off", 1: "normal", 2: "full", 3: "extra"}[level]
+        return "full" if conn.exec_driver_sql("SHOW synchronous_commit").scalar_one() == "on" else "normal"
+
+
+def test_a_batched_block_relaxes_its_own_commits_alone(store: Store, setup: Setup) -> None:
+    # An import's commits do not each wait for the disk; a write the API acknowledges meanwhile
+    # (another thread) does, and so does every write after the block (which syncs them all).
+    assert durability(store) == "full"
+    others: list[str] = []
+    with store.batched():
+        assert durability(store) == "normal"
+        store.put_message(setup.agent, new_id(), "user", head(), [text_part(0, "batched")])
+        beside = threading.Thread(target=lambda: others.append(durability(store)))
+        beside.start()
+        beside.join()
+    assert others == ["full"]
+    assert durability(store) == "full"
+    assert store.index_pending() is not None  # an index batch is relaxed too, and leaves none behind
+    assert durability(store) == "full"

@@ -1,8 +1,9 @@
 """Foldline: a transcript service for coding agents."""
 
+import typing
+
 __version__ = "0.1.0"
 
-from .client import Client
 from .errors import (
     BadRequest,
     Conflict,
@@ -17,6 +18,21 @@ from .errors import (
     Unauthorized,
     Unavailable,
 )
+
+if typing.TYPE_CHECKING:
+    from .client import Client
+
+
+def __getattr__(name: str) -> typing.Any:
+    # The client (and httpx under it) loads on first use: the command line and the server, which
+    # import this package, start without it.
+    if name == "Client":
+        from .client import Client
+
+        globals()["Client"] = Client
+        return Client
+    raise AttributeError(f"module 'foldline' has no attribute {name!r}")
+
 
 __all__ = [
     "BadRequest",

@@ -128,7 +128,8 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     def limit_for(path: str) -> int:
         if path.startswith("/api/agents/") and path.endswith("/stream"):
             return max_body * intake.STREAM_BODIES
-        return pages.MAX_FORM if path in ("/signin", "/signout") else max_body
+        small = path in ("/signin", "/signout") or (path.startswith("/agents/") and path.endswith("/delete"))
+        return pages.MAX_FORM if small else max_body
 
     return limit_for
 

@@ -219,6 +219,16 @@ class SearchPage(TypedDict):
     partial: bool
 
 
+class Deleted(TypedDict):
+    """What a delete did: the agent's id, its subagents deleted with it, and whether imports
+    pass its session over from now on."""
+
+    id: str
+    deleted: bool
+    subagents: int
+    forgotten: bool
+
+
 class TurnEnd(TypedDict):
     """What a turn-end did: the last assistant message (``None``: there is none) and the
     indexes of its open tool parts it gave an unknown outcome."""
@@ -323,6 +333,13 @@ class Client:
         return result
 
     # -- writes --------------------------------------------------------------------------
+
+    def delete_agent(self, agent: str, *, forget: bool = False) -> Deleted:
+        """Delete an agent the caller owns, with its subagents and everything stored of them
+        (a member who is not its owner gets ``Forbidden``); its followers are told. An imported
+        session comes back on the next import unless ``forget`` (then imports pass it over)."""
+        result: Deleted = self._call("DELETE", self._base(agent, None), params={"forget": "true"} if forget else None)
+        return result
 
     def put_message(self, agent: str, message: Mapping[str, Any], *, call: str | None = None) -> WriteResult:
         """Create or replace ``message`` (a UIMessage; its ``id`` names it, and one is made if it
@@ -431,7 +448,8 @@ class Client:
         message written again arrives again.
 
         The stream is open when this returns: the server has taken its first look, so every
-        write from then on arrives. It never ends by itself; close it (``with``) to stop.
+        write from then on arrives. It ends when the conversation is deleted (``deleted`` is
+        then true) or the caller may no longer read it; otherwise close it (``with``) to stop.
         """
         params = {} if since is None else {"since": since}
         return Events(self._http, f"{self._base(agent, call)}/events", params)
@@ -443,6 +461,7 @@ class Events:
     def __init__(self, http: httpx.Client, path: str, params: dict[str, Any]) -> None:
         self._exits = ExitStack()
         self._pending: deque[tuple[int, Message]] = deque()
+        self.deleted = False  # the stream ended because its conversation was deleted
         t = http.timeout  # the server says something at least every 15 s: a minute's silence is a broken stream
         timeout = httpx.Timeout(connect=t.connect, read=60.0, write=t.write, pool=t.pool)
         try:
@@ -473,6 +492,9 @@ class Events:
         """The stream's messages, with ``None`` where it said how soon to reconnect."""
         try:
             for sse in self._sse:
+                if sse.event == "deleted":
+                    self.deleted = True
+                    return
                 if sse.data:
                     yield int(sse.id), orjson.loads(sse.data)
                 elif sse.retry is not None:

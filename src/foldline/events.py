@@ -120,14 +120,23 @@ class Hub:
     def _wake_moved(self, seqs: dict[str, int]) -> None:
         # A conversation seen for the first time is woken once: its follower then reads what it
         # may have missed between its last look and this one.
+        # One no longer there (deleted by another process) is woken once too: its follower
+        # learns it is gone and its stream ends.
         for conversation_id, seq in seqs.items():
             if self._known.get(conversation_id) != seq:
                 self.notify(conversation_id)
+        for conversation_id in self._known.keys() - seqs.keys():
+            self.notify(conversation_id)
         self._known = dict(seqs)
 
 
 def frame(seq: int, message: dict[str, Any]) -> bytes:
     return b"id: %d\nevent: message\ndata: " % seq + orjson.dumps(message) + b"\n\n"
+
+
+def deleted_frame(agent_id: str, call: str | None) -> bytes:
+    """The last event of a stream whose conversation was deleted."""
+    return b"event: deleted\ndata: " + orjson.dumps({"agent_id": agent_id, "call": call}) + b"\n\n"
 
 
 async def stream(
@@ -137,14 +146,16 @@ async def stream(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int = BATCH,
+    gone: Callable[[], bytes | None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
     ``changes(seq, n)`` returns at most ``n`` messages after ``seq`` (``n`` grows from
     ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether
-    the follower may still read the conversation (the stream ends when it may not).
+    the follower may still read the conversation (the stream ends when it may not, with the
+    event ``gone()`` gives when there is one: the conversation was deleted).
     """
-    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch):
+    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch, gone):
         yield chunk
 
 
@@ -173,6 +184,7 @@ def follow(
         since,
         disconnected,
         lambda: t.may_follow(token, account, agent_id, call),
+        gone=lambda: deleted_frame(conv.parent_id or conv.id, conv.call_id) if t.deleted(conv.id) else None,
     )
     return Held(body, lambda: streams.release(account))
 
@@ -217,6 +229,7 @@ async def _follow(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int,
+    gone: Callable[[], bytes | None],
 ) -> AsyncIterator[bytes]:
     opened = False
     size = min(FIRST_BATCH, batch)
@@ -233,6 +246,9 @@ async def _follow(
             continue  # more to catch up on: no waiting
         woken = await wait(HEARTBEAT_SECONDS)
         if not await run_in_threadpool(allowed):
+            last = await run_in_threadpool(gone)
+            if last is not None:
+                yield last
             return
         if not woken:
             yield b": still here\n\n"

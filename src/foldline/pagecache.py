@@ -61,6 +61,12 @@ class PageCache:
             # back from a backup): a copy that no longer holds costs one more read, then heals.
             self._pages[key] = Kept(seq, body, size)
 
+    def forget(self, conversation_id: str) -> None:
+        """Drop the pages of a conversation (deleted: none of them is sent again)."""
+        with self._lock:
+            for key in [k for k in self._pages if k[0] == conversation_id]:
+                del self._pages[key]
+
     def __len__(self) -> int:
         return len(self._pages)
 

@@ -214,6 +214,10 @@ SearchLimit = Annotated[
     Query(description="hits per page, 1 to 100 (default 20)", json_schema_extra={"pattern": "^[0-9]{1,3}$"}),
 ]
 Cursor = Annotated[str | SkipJsonSchema[None], Query(description="a previous page's `next`")]
+Forget = Annotated[
+    Literal["true", "false"] | SkipJsonSchema[None],
+    Query(description="true: an import passes the agent's session over from now on (else a re-import brings it back)"),
+]
 OptionalWorkspace = Annotated[
     str | SkipJsonSchema[None],
     Query(description="only this workspace (a UUID)", json_schema_extra={"format": "uuid"}),
@@ -254,6 +258,7 @@ PARAMETER_ERRORS = {
     "since": "'since' (or Last-Event-ID) is a seq from an earlier read",
     "workspace_id": "workspace_id is required",
     "field": "'field' is text, output, errorText or input",
+    "forget": "'forget' is true or false",
 }
 WHERE = {"last-event-id": "since"}  # one cursor, two spellings
 
@@ -349,6 +354,28 @@ def list_agents(
 )
 def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     return json(t.agent(who, agent))
+
+
+@router.delete(
+    "/agents/{agent}",
+    summary="Delete an agent owned by the caller, with its subagents and everything stored of them",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.Deleted, "deleted; its followers are told")}, 400, 401, 403, 404),
+    tags=["agents"],
+)
+def delete_agent(t: T, who: Writer, agent: AgentId, forget: Forget = None) -> Response:
+    return json(t.delete_agent(who, agent, forget == "true"))
+
+
+@router.delete(
+    "/samples",
+    summary="Remove the sample sessions a first run imported: every agent of the caller's Samples workspace",
+    response_model=None,
+    responses=schemas.answers({200: (schemas.SamplesRemoved, "removed, or none were left")}, 401),
+    tags=["agents"],
+)
+def remove_samples(t: T, who: Writer) -> Response:
+    return json(t.remove_samples(who))
 
 
 @conversation.put(

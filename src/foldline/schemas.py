@@ -229,6 +229,7 @@ class Error(BaseModel):
 class Workspace(BaseModel):
     id: str
     name: str
+    samples: bool = Field(description="true for the workspace of the sample sessions a first run imported")
 
 
 class Me(BaseModel):
@@ -348,6 +349,18 @@ class Streamed(BaseModel):
 class TurnEnded(BaseModel):
     message: str | None = Field(description="the last assistant message, or null when there is none")
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
+
+
+class Deleted(BaseModel):
+    id: str = Field(description="the agent deleted")
+    deleted: bool = Field(description="always true")
+    subagents: int = Field(description="its subagents, deleted with it")
+    forgotten: bool = Field(description="true when an import passes its session over from now on (`forget=true`)")
+
+
+class SamplesRemoved(BaseModel):
+    removed: int = Field(description="the sample agents deleted (0: none were left)")
+    workspace_id: str | None = Field(description="the samples' workspace, which the caller has left; null: none")
 
 
 class Slice(BaseModel):

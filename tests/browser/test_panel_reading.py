@@ -133,9 +133,9 @@ def test_tool_states_say_what_is_known(signed_in: Page, panel: Panel) -> None:
     assert badges(first, 0) == ["unknown"]
     assert badges(first, 1) == ["error"]
     assert badges(first, 2) == ["no result"]
-    assert badges(first, 3) == ["done", "exit 2"]
+    assert badges(first, 3) == ["exit 2", "done"]  # the facts, then the state column
     assert badges(first, 4) == ["done"]
-    assert badges(first, 5) == ["done", "exit 130", "interrupted"]
+    assert badges(first, 5) == ["exit 130", "interrupted", "done"]
     assert badges(last, 0) == ["running"]
     red = signed_in.locator(f'details[data-message="{first}"][data-part="1"] .badge')
     grey = signed_in.locator(f'details[data-message="{first}"][data-part="0"] .badge')

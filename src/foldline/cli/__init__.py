@@ -8,10 +8,12 @@ from __future__ import annotations
 import click
 
 from .accounts import account
+from .agents import agent
 from .common import Group
 from .imports import import_command
 from .mcp import mcp_command
 from .redact import redact
+from .samples import samples
 from .search import search_command
 from .serve import serve
 from .stamps import maintenance, restamp
@@ -29,6 +31,7 @@ def main(debug: bool) -> None:
 
 main.add_command(account)
 main.add_command(workspace)
+main.add_command(agent)
 main.add_command(import_command, "import")
 main.add_command(serve)
 main.add_command(mcp_command)
@@ -40,5 +43,6 @@ main.add_command(click.Command("restamp", callback=restamp.callback, params=rest
 main.add_command(status)
 main.add_command(redact)
 main.add_command(usage_command)
+main.add_command(samples)
 
 __all__ = ["main"]

@@ -1,4 +1,4 @@
-"""``foldline search QUERY``: hits with their snippets and the panel address of each.
+"""``foldline search QUERY``: results (one field of one part each) with their snippets and panel addresses.
 
 The panel address of a hit is ``{server}/agents/{agent}#msg={message}&part={i}&field={field}&at={start}``,
 with ``?call={call}`` before the ``#`` for a hit in a subagent's conversation: the agent's page,
@@ -41,14 +41,24 @@ def one_line(text: str) -> str:
 
 
 def hit_text(hit: Json) -> str:
-    """Three lines: who and where, the snippet with the match marked, the panel address."""
+    """Three lines: who and where (and how many matches the field holds), the snippet around the
+    first match with every match in it marked, the panel address of the first."""
     sub = f"subagent {hit['call']}" if hit.get("call") is not None else None
     who = " · ".join(str(x) for x in (hit.get("title") or "untitled", sub, hit["role"], hit["tool"]) if x)
     place = f"{hit['field']} {hit['start']}–{hit['end']}" + (" (in the cut middle)" if hit["hidden"] else "")
+    count = int(hit.get("count", 1))
+    if count > 1 or hit.get("more"):
+        place += f" · {count}{'+' if hit.get('more') else ''} matches in this {hit['field']}"
     snippet = hit["snippet"]
-    text, start, end = one_line(snippet["text"]), snippet["start"], snippet["end"]
-    match = click.style(MARK[0] + text[start:end] + MARK[1], bold=True)
-    return f"{who} · {place}\n  {text[:start]}{match}{text[end:]}\n  {panel_address(hit)}"
+    text = one_line(snippet["text"])
+    spans = [(m["start"], m["end"]) for m in snippet.get("matches") or [snippet]]
+    drawn, at = [], 0
+    for start, end in spans:
+        if start < at:
+            continue
+        drawn += [text[at:start], click.style(MARK[0] + text[start:end] + MARK[1], bold=True)]
+        at = end
+    return f"{who} · {place}\n  {''.join(drawn)}{text[at:]}\n  {panel_address(hit)}"
 
 
 def filled(

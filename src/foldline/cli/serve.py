@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from .. import server
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
 from ..indexer import Indexer
@@ -52,6 +51,8 @@ if TYPE_CHECKING:  # the web app loads only when serving: every other command st
 def serve(db: str, host: str, port: int, watch: bool, first_import: bool | None, workers: int) -> None:
     """Run the service (the API and the panel)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    from .. import server  # uvicorn loads for serve alone
+
     server.check_address(host, port)  # before anything is printed, opened or imported
     settings = settings_for(db)
     if first_import is None:
@@ -74,6 +75,7 @@ def run(
             click.echo(first.line())
     # The search indexer beside the app (one per serving process group: with several workers,
     # this supervising process runs it, as it runs the watcher).
+    from .. import server
     from ..app import create_app
 
     background: list[Background] = [Indexer(transcripts)]

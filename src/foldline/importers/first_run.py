@@ -1,9 +1,12 @@
 """The first run of ``foldline serve``: something real to look at, at once.
 
-When the local workspace has no agents yet, the user's own Claude Code sessions
-(``~/.claude/projects``) and Codex sessions (``$CODEX_HOME/sessions``, by default
-``~/.codex/sessions``) are imported; on a machine with neither, the sample sessions shipped
-with Foldline are.
+When the local workspace has no agents yet, the user's own sessions of every agent Foldline
+reads (Claude Code's ``~/.claude/projects``, Codex's ``$CODEX_HOME/sessions``…) are imported
+into it; on a machine with none, the sample sessions shipped with Foldline are, once, into a
+workspace of their own, "Samples" (``Transcripts.make_samples_workspace``), so they are never
+taken for the user's own and ``foldline samples remove`` (or the panel's button) removes them all.
+Since the local workspace stays empty meanwhile, the user's own sessions are still imported by
+the first serve that finds them.
 """
 
 from __future__ import annotations
@@ -38,7 +41,9 @@ class FirstRun:
     samples: bool
 
     def line(self) -> str:
-        where = "the sample sessions" if self.samples else ", ".join(str(p) for p in self.sources)
+        where = ", ".join(str(p) for p in self.sources)
+        if self.samples:
+            where = 'the sample sessions, in a workspace of their own ("Samples"; `foldline samples remove`)'
         return f"First run: {self.summary.line()} from {where}"
 
 
@@ -48,8 +53,14 @@ def import_on_first_run(transcripts: Transcripts, local: Local, progress: Progre
     if transcripts.list_agents(local.account_id, local.workspace_id)["agents"]:
         return None
     found = session_dirs()
+    workspace_id = local.workspace_id
+    if not found:
+        samples = transcripts.make_samples_workspace(local.account_id)
+        if samples is None:
+            return None  # the samples came once already (and were maybe removed since)
+        workspace_id = samples
     sources = found or [samples_dir()]
     summary = import_paths(
-        transcripts, sources, account_id=local.account_id, workspace_id=local.workspace_id, progress=progress
+        transcripts, sources, account_id=local.account_id, workspace_id=workspace_id, progress=progress
     )
     return FirstRun(summary, sources, samples=not found)

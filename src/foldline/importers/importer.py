@@ -44,6 +44,8 @@ def import_group(writer: Writer, group: Group) -> Summary:
     t = writer.t
     key = group_key(group)
     agent = agent_id(writer.workspace, key)
+    if t.forgotten(writer.account, writer.workspace, agent):  # deleted with --forget: passed over
+        return Summary(forgotten=1)
     try:
         files = fingerprint(group)
         state = writer.load_state(group.record, key)
@@ -57,9 +59,14 @@ def import_group(writer: Writer, group: Group) -> Summary:
         return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
     if not any(conv.messages for conv in (session.main, *session.subagents.values())):
         return Summary(skipped=[(str(group.main), NO_CONVERSATION)])
+    if session.parent and t.forgotten(writer.account, writer.workspace, codex_agent(writer, session.parent[0])):
+        return Summary(forgotten=1)  # a subagent rollout of a thread deleted with --forget
     found = state.get("hashes")
     hashes: dict[str, dict[str, str]] = found if isinstance(found, dict) else {}
     parent = session.parent and parent_agent(writer, session.parent[0])
+    target = (parent, session.parent[1]) if parent and session.parent else (agent, None)
+    if t.find_agent(writer.account, *target) is None:
+        hashes = {}  # its conversation is not there (deleted since): every message is written again
     try:
         if parent and session.parent:
             done = writer.write_under(session, parent, session.parent[1], hashes)
@@ -75,8 +82,13 @@ def import_group(writer: Writer, group: Group) -> Summary:
 
 def parent_agent(writer: Writer, parent_session: str) -> str | None:
     """The agent of a Codex parent thread, if it was imported into this workspace."""
-    found = agent_id(writer.workspace, f"codex:{parent_session}")
+    found = codex_agent(writer, parent_session)
     return found if writer.t.find_agent(writer.account, found) is not None else None
+
+
+def codex_agent(writer: Writer, session_id: str) -> str:
+    """The agent id a Codex thread is imported as in this workspace."""
+    return agent_id(writer.workspace, f"codex:{session_id}")
 
 
 def ordered(groups: list[Group]) -> list[Group]:
@@ -102,12 +114,13 @@ def import_paths(
     files = sum(len(g.files) for g in groups)
     total = sum(sizes.values())
     done = done_files = 0
-    for n, group in enumerate(ordered(groups)):
-        if progress:
-            progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
-        summary.add(import_group(writer, group))
-        done += sizes[id(group)]
-        done_files += len(group.files)
+    with transcripts.batched():  # on disk together at the end, not commit by commit
+        for n, group in enumerate(ordered(groups)):
+            if progress:
+                progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
+            summary.add(import_group(writer, group))
+            done += sizes[id(group)]
+            done_files += len(group.files)
     if progress:
         progress(Step(len(groups), len(groups), files, files, total, total, ""))
     return summary

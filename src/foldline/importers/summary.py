@@ -13,6 +13,7 @@ class Summary:
     parts: int = 0  # parts of those messages
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     unchanged: int = 0  # sessions found already up to date
+    forgotten: int = 0  # sessions whose agent was deleted with --forget: passed over
 
     def add(self, other: Summary) -> None:
         self.agents += other.agents
@@ -20,6 +21,7 @@ class Summary:
         self.parts += other.parts
         self.skipped.extend(other.skipped)
         self.unchanged += other.unchanged
+        self.forgotten += other.forgotten
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -27,12 +29,15 @@ class Summary:
             "messages": self.messages,
             "parts": self.parts,
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
+            "forgotten": self.forgotten,
         }
 
     def line(self) -> str:
         text = f"imported {self.messages} messages ({self.parts} parts) into {self.agents} agents"
         if self.unchanged:
             text += f", {self.unchanged} sessions already up to date"
+        if self.forgotten:
+            text += f", {self.forgotten} deleted sessions passed over (deleted with --forget)"
         if self.skipped:
             text += f", skipped {len(self.skipped)} files"
         return text

@@ -15,7 +15,7 @@ from .. import __version__
 from ..errors import FoldlineError, error_body
 from ..service import Transcripts
 from .answers import ANSWER_MAX, HIT_CONTEXT, SLICE_MAX, text_of
-from .tools import Json, Tools
+from .tools import HIT_MATCHES, Json, Tools
 
 ACCOUNT_KEY = "foldline.account"  # where the HTTP endpoint leaves the caller in the request's scope
 
@@ -30,10 +30,12 @@ arguments as they are (the match and {HIT_CONTEXT} code points either side)."""
 
 SEARCH = f"""Search every transcript you may read (or one workspace's, or one agent's and its subagents'), \
 newest first. Words must all match, case-insensitive substrings; "quoted phrases" as written. Each hit \
-says where the match is (agent_id, call for a subagent, message_id, part, field, start and end in code \
-points), whether it is in a cut middle ("hidden": a transcript read does not show it), a snippet, and \
-"read_part": the arguments of the read_part call that returns the match with {HIT_CONTEXT} code points \
-either side; call read_part with them as they are. "next", when not null, is the cursor of the next page."""
+is one field of one part (agent_id, call for a subagent, message_id, part, field) with every match in it: \
+"count", "matches" (the first {HIT_MATCHES}: start and end in code points, "hidden" when a transcript read \
+does not show it: a cut middle), the first match's start, end and hidden, a snippet around it, and \
+"read_part": the arguments of the read_part call that returns the first match with {HIT_CONTEXT} code \
+points either side; call read_part with them as they are (or with another match's start and end). "next", \
+when not null, is the cursor of the next page."""
 
 LIST_AGENTS = """The agents of a workspace, newest activity first: id, title, where they ran (source, \
 project, branch, model), message count, tokens and estimated cost, and whether they are live. Without \

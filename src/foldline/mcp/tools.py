@@ -24,7 +24,8 @@ from .answers import (
 
 Json = dict[str, Any]
 
-SEARCH_LIMIT = 10  # hits in a search answer unless asked
+SEARCH_LIMIT = 10  # results in a search answer unless asked
+HIT_MATCHES = 20  # matches listed per result in an answer (its count says how many it holds)
 SEARCH_LIMIT_MAX = 50
 AGENTS_LIMIT = 20  # agents in a list_agents answer unless asked
 WINDOW_LIMIT = 20  # messages in a read_transcript answer unless asked
@@ -187,7 +188,9 @@ class Tools:
 
 
 def with_read(hit: Json) -> Json:
-    """A hit, and the read_part arguments that read the lines around it: the second call."""
+    """A result (one field of one part), at most ``HIT_MATCHES`` of its matches listed (``count``
+    says how many it has), and the read_part arguments that read the lines around its first
+    match: the second call."""
     around = {
         "agent_id": hit["agent_id"],
         "message_id": hit["message_id"],
@@ -198,7 +201,7 @@ def with_read(hit: Json) -> Json:
     }
     if hit["call"] is not None:
         around["call"] = hit["call"]
-    return {**hit, "read_part": around}
+    return {**hit, "matches": hit["matches"][:HIT_MATCHES], "read_part": around}
 
 
 def squeeze(message: Json, agent_id: str, call: str | None) -> Json:

@@ -231,6 +231,34 @@ async def signout(request: Request) -> Response:
     return response
 
 
+async def delete_agent(request: Request) -> Response:
+    """The panel's delete, after its confirmation: a same-site form from the transcript's page,
+    as the cookie's account (its owner); then the agents list. ``forget=true`` in the form: imports
+    pass the session over from now on."""
+    if _cross_site(request):
+        return _redirect("/")
+    account = await _account(request)
+    if account is None:
+        return _redirect("/signin")
+    raw = await request.body()  # bounded while read: the app's BodyLimit allows MAX_FORM here
+    forget = parse_qs(raw.decode("utf-8", "replace")).get("forget") == ["true"]
+    agent = request.path_params["agent"]
+    await in_pool(request, _transcripts(request).delete_agent, account, agent, forget)
+    return _redirect("/")
+
+
+async def remove_samples(request: Request) -> Response:
+    """The panel's "Remove the samples", after its confirmation: a same-site form from the
+    agents list, as the cookie's account; then the agents list again."""
+    if _cross_site(request):
+        return _redirect("/")
+    account = await _account(request)
+    if account is None:
+        return _redirect("/signin")
+    await in_pool(request, _transcripts(request).remove_samples, account)
+    return _redirect("/")
+
+
 # The panel's pages in the OpenAPI document (so they are fuzzed like the API): HTML, or a redirect.
 HTML = {"description": "a page", "content": {"text/html": {"schema": {"type": "string"}}}}
 REDIRECT = {"description": "to the sign-in page, or on to the page asked for"}
@@ -251,6 +279,20 @@ FORM = {
             }
         },
     }
+}
+DELETE_FORM = {
+    "requestBody": {
+        "required": False,
+        "content": {
+            "application/x-www-form-urlencoded": {
+                "schema": {"type": "object", "properties": {"forget": {"type": "string", "enum": ["true"]}}}
+            }
+        },
+    }
+}
+ERROR = {
+    "description": "a member who is not the agent's owner (403); not found, one answer for every cause (404)",
+    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
 }
 
 
@@ -276,5 +318,12 @@ def mount(app: FastAPI) -> None:
                summary="Sign in with a token (a same-site form)", openapi_extra=FORM, status_code=303)  # fmt: skip
     page_route(app, "/signout", signout_page, "GET", {200: HTML}, summary="The sign-out button")
     page_route(app, "/signout", signout, "POST", {303: REDIRECT}, summary="Sign out (a same-site form)",
+               status_code=303)  # fmt: skip
+    page_route(app, "/agents/{agent}/delete", delete_agent, "POST",
+               {303: REDIRECT, 403: ERROR, 404: ERROR, 413: TOO_LARGE},
+               summary="Delete an agent from the panel (a same-site form, after its confirmation)",
+               openapi_extra={**agent, **DELETE_FORM}, status_code=303)  # fmt: skip
+    page_route(app, "/samples/remove", remove_samples, "POST", {303: REDIRECT},
+               summary="Remove the sample sessions from the panel (a same-site form, after its confirmation)",
                status_code=303)  # fmt: skip
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

@@ -3,8 +3,9 @@
 A query is words separated by white space and ``"quoted phrases"``; every term must occur in
 the same chunk of one field (case-insensitive substring; each character literal). A phrase is a
 ``"`` at the start of a word, through the next ``"`` that ends a word; any other ``"`` is an
-ordinary character. A hit is one occurrence of any term that starts in the chunk's own range,
-with exact code-point offsets in its field. Hits come newest chunk first, then by offset.
+ordinary character. A match is one occurrence of any term that starts in the chunk's own range,
+with exact code-point offsets in its field. A result (``.results``) is one field of one part
+with its matches; results come newest chunk first.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from ..registry import TextTools
 from ..store import Found, TextRow
 from ..store.chunks import OVERLAP
 from ..store.terms import pattern
+from .results import Place, place_of
 
 MAX_QUERY = 256  # code points; at most the chunks' overlap, so a match never outgrows a row
 DEFAULT_LIMIT, MAX_LIMIT = 20, 100
-SNIPPET = 80  # code points of context each side of a match
 WORD = re.compile(r'"([^"]+)"(?=\s|$)|(\S+)')
 
 assert MAX_QUERY <= OVERLAP
@@ -104,71 +105,71 @@ def occurrences(row: TextRow, terms: list[str]) -> list[tuple[int, int]]:
     return sorted(found)
 
 
-def drawn(tools: TextTools, tool: str | None) -> bool:
-    """Whether a cut read sends this part cut when it has a stored cut (as the store decides)."""
-    if tool is None or tool in tools.names:
-        return True
-    return tool not in tools.others and tool.startswith(tools.prefixes)
-
-
-def hit(row: TextRow, start: int, end: int, tools: TextTools) -> Json:
-    """One hit: where the match is (offsets in the field) and a snippet around it."""
-    lo, hi = max(0, start - SNIPPET), min(len(row.text), end + SNIPPET)
-    at, to = row.start + start, row.start + end
-    hidden = row.shown is not None and drawn(tools, row.tool) and to > row.shown and at < row.length - row.shown
-    return {
-        "agent_id": row.agent_id,
-        "call": row.call_id,
-        "message_id": row.message_id,
-        "part": row.idx,
-        "field": row.field,
-        "start": at,
-        "end": to,
-        "hidden": hidden,
-        "role": row.role,
-        "tool": row.tool,
-        "title": row.title,
-        "snippet": {"text": row.text[lo:hi], "start": start - lo, "end": end - lo},
-    }
-
-
 Fetch = Callable[[int | None, int], Found]  # (newest chunk id wanted, how many) → chunks
+FETCH_MOST = 256  # chunks a page asks for at once, at most (it starts at limit + 1 and doubles)
 
 
 def page(
     fetch: Fetch, terms: list[str], limit: int, cursor: Cursor | None, tools: TextTools, keep: Callable[[TextRow], bool]
 ) -> Json:
-    """``limit`` hits from ``cursor`` on, and the cursor of the next one (or ``None``).
+    """``limit`` results from ``cursor`` on (one field of one part each, with every match the
+    page read in it: :mod:`.results`), and the cursor of the next match (or ``None``).
 
-    Chunks are read ``limit + 1`` at a time until ``limit + 1`` hits are in hand (a chunk may
-    hold none of its own: its terms only in the overlap it shares with the next chunk). A fetch
-    that ran out of time ends the page early: ``partial`` is true and ``next`` goes on from
-    where the search stopped (a page may then hold fewer hits than ``limit``, or none).
+    Chunks are read newest first, ``limit + 1`` at first and twice as many each time after, until
+    the match that starts result ``limit + 1`` is in hand (a field's chunks are read together: a
+    result is whole unless it reached ``MATCHES_MOST``, when the page ends there and the next
+    goes on in the same field). A chunk may hold no match of its own (its terms only in the
+    overlap it shares with the next chunk). The cursor names a match (a chunk, and how many of
+    its matches were sent), so paging goes per match: none is repeated or skipped. A fetch that
+    ran out of time ends the page early: ``partial`` is true and ``next`` goes on from where the
+    search stopped (a page may then hold fewer results than ``limit``, or none, and its last
+    result go on in the next page).
     """
-    hits: list[tuple[Cursor, Json]] = []
+    places: list[Place] = []
     upto = cursor.chunk if cursor else None
+    following: Cursor | None = None
     stopped: int | None = None
-    while len(hits) <= limit:
-        found = fetch(upto, limit + 1)
+    size = limit + 1
+    while following is None:
+        found = fetch(upto, size)
         for row in found.rows:
             if not keep(row):
                 continue
-            skip = cursor.skip if cursor and row.id == cursor.chunk else 0
-            spans = occurrences(row, terms)
-            hits += [(Cursor(row.id, n), hit(row, *spans[n], tools)) for n in range(skip, len(spans))]
-            if len(hits) > limit:
+            following = _take(row, terms, cursor, places, limit)
+            if following is not None:
                 break
         stopped = found.stopped
-        if stopped is not None or len(found.rows) <= limit:
+        if following is not None or stopped is not None or len(found.rows) < size:
             break
         upto = found.rows[-1].id - 1
-    if len(hits) > limit:
-        following, partial = encode_cursor(hits[limit][0]), False
-    elif stopped is not None:
-        following, partial = encode_cursor(Cursor(stopped, 0)), True
-    else:
-        following, partial = None, False
-    return {"hits": [h for _, h in hits[:limit]], "next": following, "partial": partial}
+        size = min(size * 2, FETCH_MOST)
+    results = [place.json(tools) for place in places]
+    if following is not None:
+        return {"hits": results, "next": encode_cursor(following), "partial": False}
+    if stopped is not None:
+        return {"hits": results, "next": encode_cursor(Cursor(stopped, 0)), "partial": True}
+    return {"hits": results, "next": None, "partial": False}
+
+
+def _take(row: TextRow, terms: list[str], cursor: Cursor | None, places: list[Place], limit: int) -> Cursor | None:
+    """Add the chunk's matches (from the cursor's, in its chunk) to the results; the cursor of
+    the first match that does not fit this page, if one does not."""
+    skip = cursor.skip if cursor and row.id == cursor.chunk else 0
+    spans = occurrences(row, terms)
+    if skip >= len(spans):
+        return None
+    key = place_of(row)
+    if not places or places[-1].key != key:
+        if len(places) == limit:
+            return Cursor(row.id, skip)
+        places.append(Place(key))
+    place = places[-1]
+    for n in range(skip, len(spans)):
+        if place.full:
+            place.more = True
+            return Cursor(row.id, n)
+        place.add(row, *spans[n])
+    return None
 
 
 # -- slices ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from datetime import timedelta
 from ..errors import NotFound, Unauthorized
 from ..store import EVERYONE
 from .core import Core, Json
+from .samples import samples_record
 from .tokens import hash_token, later, minutes_before, new_token, now
 
 TOUCH_MINUTES = 5  # how stale a token's last use may be before it is noted again
@@ -119,4 +120,6 @@ class Accounts(Core):
     def me(self, account_id: str) -> Json:
         """An account with the workspaces it belongs to."""
         account = self._store.account(account_id) or {"id": account_id, "name": ""}
-        return {**account, "workspaces": self._store.workspaces_of(account_id)}
+        samples = self._store.import_state(samples_record(account_id))
+        spaces = [{**w, "samples": w["id"] == samples} for w in self._store.workspaces_of(account_id)]
+        return {**account, "workspaces": spaces}

@@ -130,6 +130,37 @@ class Agents(Core):
         self._store.set_times(conv.id, created_at, updated_at)
         self._changed(conv.id)
 
+    def delete_agent(self, account: str, agent_id: str, forget: bool = False) -> Json:
+        """Delete an agent with its subagents and everything stored of them; owner only (a
+        member who is not its owner gets a 403, anyone else the one not-found). Its followers
+        are told and their streams end. ``forget``: an importer passes its session over from
+        now on (else a re-import brings it back)."""
+        if not isinstance(forget, bool):
+            raise Invalid("'forget' must be true or false", where="forget")
+        conv = self._owned(account, agent_id)
+        exclusion = f"{conv.workspace_id}:{forgotten_source(conv.id)}" if forget else None
+        deleted = self._store.delete_agent(conv.id, exclusion)
+        if not deleted:  # deleted meanwhile by another request
+            raise NotFound()
+        for conversation_id in deleted:
+            self.pages.forget(conversation_id)
+            self._changed(conversation_id)
+        return {"id": conv.id, "deleted": True, "subagents": len(deleted) - 1, "forgotten": forget}
+
+    def deleted(self, conversation_id: str) -> bool:
+        """Whether a conversation someone followed is gone (live follow tells its followers)."""
+        return not self._store.exists(conversation_id)
+
+    def forgotten(self, account: str, workspace_id: str, agent_id: str) -> bool:
+        """Whether the agent was deleted with ``forget``: an importer passes its session over."""
+        source = f"{self.check_member(account, workspace_id)}:{forgotten_source(agent_id)}"
+        return self._store.import_state(source) is not None
+
+
+def forgotten_source(agent_id: str) -> str:
+    """The import record that says an agent was deleted and its session is not imported again."""
+    return f"forgotten:{agent_id}"
+
 
 def agent_json(row: AgentRow) -> Json:
     """An agent as the list and its own read show it: the conversation, where it ran, its

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 import orjson
@@ -29,6 +30,12 @@ class Writes(Core):
         subagent's conversation is made by its first write.
         """
         return self.put_messages(account, agent_id, [(message_id, body)], call)[0]
+
+    def batched(self) -> AbstractContextManager[None]:
+        """A bulk writer's block (an import): this thread's commits inside do not each wait for the
+        disk, and all are on disk when it ends. A power loss meanwhile may drop some, which the
+        import (idempotent) writes again; what the API acknowledges always waits."""
+        return self._store.batched()
 
     def put_messages(
         self, account: str, agent_id: str, bodies: Sequence[tuple[str, Any]], call: str | None = None

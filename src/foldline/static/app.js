@@ -6,6 +6,8 @@ import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./expor
 import { el } from "./dom.js";
 import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { relativeTime } from "./format.js";
+import { deleteButton } from "./remove.js";
+import { sampleBadge, samplesNote } from "./samples.js";
 import { plainText } from "./markdown.js";
 import { Shortcuts } from "./keys.js";
 import { FindBar, SearchBox } from "./search.js";
@@ -16,6 +18,7 @@ const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
 let showing = null; // the token of the place being shown: a newer one makes it stale
+const whoAmI = getJson("/api/me"); // the signed-in account: its name in the bar, Delete for an owner
 
 // An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
 function titleText(title) {
@@ -161,7 +164,11 @@ async function workspaceAgents(section, workspace) {
     if (fresh) ul.replaceChildren();
     if (page.facets && !facets) facets = page.facets;
     prices = page.prices || prices;
-    for (const agent of page.agents) ul.append(agentRow(agent, prices));
+    for (const agent of page.agents) {
+      const row = agentRow(agent, prices);
+      if (workspace.samples) row.querySelector(".agent-title").after(sampleBadge());
+      ul.append(row);
+    }
     cursor = page.next;
     more.hidden = !cursor;
     empty.hidden = ul.children.length > 0;
@@ -190,13 +197,18 @@ async function agentsView() {
   if (!me.workspaces.length) view.append(el("p", "muted", "You are not in any workspace yet."));
   const names = new Map();
   for (const w of me.workspaces) names.set(w.name, (names.get(w.name) || 0) + 1);
-  const loads = me.workspaces.map((workspace) => {
+  const spaces = [...me.workspaces.filter((w) => !w.samples), ...me.workspaces.filter((w) => w.samples)]; // the samples last
+  const loads = spaces.map((workspace) => {
     const section = el("section", "workspace");
     section.dataset.workspace = workspace.id;
     const heading = el("h2", "", workspace.name);
     // Two workspaces of the same name: a short id tells them apart.
     if (names.get(workspace.name) > 1) heading.append(el("span", "ws-id", " · " + String(workspace.id).slice(0, 8)));
     section.append(heading);
+    if (workspace.samples) {
+      section.classList.add("samples");
+      section.append(samplesNote());
+    }
     view.append(section);
     return workspaceAgents(section, workspace);
   });
@@ -254,6 +266,10 @@ function toolbar(info, status) {
     outlineButton(),
     status,
   );
+  whoAmI.then((me) => {
+    const remove = deleteButton(info, me);
+    if (remove) status.before(remove);
+  }).catch(() => {});
   return bar;
 }
 
@@ -458,7 +474,7 @@ document.addEventListener("click", (event) => {
 });
 window.addEventListener("popstate", () => route());
 
-getJson("/api/me").then((me) => {
+whoAmI.then((me) => {
   document.getElementById("who").textContent = me.name || "";
 }).catch(() => {});
 route();

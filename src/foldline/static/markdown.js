@@ -9,6 +9,7 @@
 // text with a short note, so one message never takes the page down.
 
 import MarkdownIt from "./vendor/markdown-it/markdown-it.esm.min.js";
+import { fenceLanguage, highlightLater } from "./highlight.js";
 
 const SAFE_URL = /^(https?:\/\/|mailto:)/i;
 const SAFE_IMAGE = /^data:image\/(png|jpeg|gif|webp);base64,[a-z0-9+/=\s]*$/i;
@@ -127,6 +128,7 @@ function codeBlock(token) {
   const lang = token.type === "fence" ? language(token.info) : "";
   if (lang) pre.dataset.lang = lang;
   pre.append(code);
+  highlightLater(code, fenceLanguage(lang)); // coloured once on screen
   return pre;
 }
 

@@ -9,6 +9,7 @@ import { el } from "./dom.js";
 import { exitFacts, shortInput, toolDuration, toolName, toolState } from "./tools.js";
 import { duration, formatBytes, formatCount } from "./format.js";
 import { plainText, renderMarkdown, safeHref } from "./markdown.js";
+import { highlightLater, pathLanguage } from "./highlight.js";
 
 // An output as text: the string, or 2-space indented JSON (the same text the cut measures).
 export function outputText(value) {
@@ -80,13 +81,14 @@ function actionButton(text, className, onClick, disabled = false) {
 // read around matches or on request, the marks between what is shown, and its tail.
 // `fold` is the part's fold state (see transcript.js): {cut, whole, status, error, read(),
 // big, windows, length, slicing, sliceError, more(), marks, fieldText()}.
-export function fieldSection(fold, label, wholeText, kind, field) {
+export function fieldSection(fold, label, wholeText, kind, field, lang = null) {
   const section = el("section", "field");
   section.dataset.field = field;
   const thought = kind === "thought";
   section.append(fieldHead(label, async () => (wholeText !== null ? wholeText : fold.fieldText())));
   const draw = (text, offset, end = "") => {
     const node = thought ? thoughtText(text, end) : pre(text, "out" + (end ? " " + end : ""));
+    if (lang && !thought) highlightLater(node, lang, "file"); // coloured once on screen
     if (offset !== null) node.dataset.start = String(offset);
     return applyMarks(node, fold, field, text, offset);
   };
@@ -216,7 +218,19 @@ function jsonBlock(label, value) {
 
 // A tool's input: an object is a small key/value view whose string values keep their real line
 // breaks; anything else is JSON. Copy gives the JSON.
-function inputBlock(value, state) {
+// The language of the file a call reads or writes (Read, Edit, Write, and the other agents'
+// file tools: a name about files and a path in the input), from its extension; else null.
+const FILE_TOOL = /read|edit|write|view|file|create|str_replace|patch/i;
+const PATH_KEYS = ["file_path", "path", "filePath", "filename", "file", "target_file", "notebook_path"];
+const CODE_KEYS = new Set(["content", "old_string", "new_string", "old_str", "new_str", "file_text", "code"]);
+
+export function fileLanguage(name, input) {
+  if (!FILE_TOOL.test(name) || !input || typeof input !== "object") return null;
+  const key = PATH_KEYS.find((k) => typeof input[k] === "string");
+  return key ? pathLanguage(input[key]) : null;
+}
+
+function inputBlock(value, state, lang = null) {
   const object = value !== null && typeof value === "object" && !Array.isArray(value);
   if (!object && typeof value !== "string") {
     const block = jsonBlock("Input", value);
@@ -235,7 +249,11 @@ function inputBlock(value, state) {
   for (const [key, item] of Object.entries(value)) {
     list.append(el("dt", "", key));
     const dd = el("dd");
-    if (typeof item === "string") dd.append(pre(item, "out kv-text"));
+    if (typeof item === "string") {
+      const node = pre(item, "out kv-text");
+      if (lang && CODE_KEYS.has(key)) highlightLater(node, lang);
+      dd.append(node);
+    }
     else {
       const compact = JSON.stringify(item);
       const text = compact !== undefined && compact.length <= 100 ? compact : outputText(item);
@@ -358,32 +376,35 @@ function toolFold(msgId, index, part, state, ctx) {
   const whole = state.wholeFor(part) || part;
   const [shown, label] = toolState(part, ctx.isLast(msgId));
   details.dataset.shown = shown;
+  // Its columns: name, input, the exit facts, then the state, size and run time, each of a fixed
+  // width (an empty one when not known), so they line up from row to row.
+  const title = el("span", "tool-name", name);
+  title.title = name;
   const bits = [
-    el("span", "tool-name", name),
+    title,
     el("span", "tool-input", shortInput(part.input, name)),
-    el("span", "badge state-" + shown, label),
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
+    el("span", "badge state state-" + shown, label),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
-  const size = sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0);
-  if (size) bits.push(size);
+  bits.push(sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0) || el("span", "size"));
   const took = toolDuration(part);
-  if (took !== null) {
-    const node = el("span", "took", duration(took));
-    node.title = "ran for " + duration(took);
-    bits.push(node);
-  }
+  const node = el("span", "took", took === null ? "" : duration(took));
+  if (took !== null) node.title = "ran for " + duration(took);
+  bits.push(node);
   details.append(summary(...bits));
   const body = el("div", "fold-body");
   lazyBody(body, () => {
+    const lang = fileLanguage(name, part.input);
     const change = changeLines(name, part.input, part.toolMetadata);
-    if (change) body.append(changeSection(change));
-    if (part.input !== undefined) body.append(inputBlock(part.input, state));
+    if (change) body.append(changeSection(change, lang));
+    if (part.input !== undefined) body.append(inputBlock(part.input, state, lang));
     if (part.approval && typeof part.approval === "object") body.append(jsonBlock("Approval", part.approval));
     for (const [field, label] of [["output", "Output"], ["errorText", "Error"]]) {
-      if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field));
+      const code = field === "output" ? lang : null;
+      if (cut && cut.field === field) body.append(fieldSection(state, label, null, "output", field, code));
       else if (field === "output" && hasMedia(whole.output) && !marksFor(state, "output").length) body.append(mediaSection(whole.output));
-      else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field));
+      else if (whole[field] !== undefined) body.append(fieldSection(state, label, outputText(whole[field]), "output", field, code));
     }
   });
   details.append(body);
@@ -440,7 +461,7 @@ function mediaSection(output) {
 }
 
 // A file change drawn as a unified diff (diff.js); the input follows it as it was written.
-function changeSection(rows) {
+function changeSection(rows, lang) {
   const section = el("section", "field change");
   const removed = rows.filter((r) => r[0] === "-").length;
   const added = rows.filter((r) => r[0] === "+").length;
@@ -448,7 +469,7 @@ function changeSection(rows) {
   section.append(fieldHead(`Change · −${removed} +${added}`, async () => text));
   const node = el("pre", "out diff");
   node.tabIndex = 0;
-  section.append(diffNode(rows, node));
+  section.append(highlightLater(diffNode(rows, node), lang, "diff"));
   return section;
 }
 

@@ -321,6 +321,12 @@ export class Transcript {
     this.source = new EventSource(url);
     this.source.onopen = () => this.setLive("Following live");
     this.source.onerror = () => this.setLive(this.source.readyState === EventSource.CLOSED ? "Not following" : "Reconnecting…");
+    // The agent was deleted (here or elsewhere): the server's last event, then it ends the stream.
+    this.source.addEventListener("deleted", () => {
+      this.source.close();
+      this.stopped = true;
+      this.setLive("This agent was deleted");
+    });
     this.source.onmessage = (event) => {
       let message;
       try {
@@ -370,6 +376,7 @@ export class Transcript {
     });
     details.addEventListener("toggle", () => {
       if (details.open) buildBody(details.querySelector(":scope > .fold-body"));
+      if (this.outline) thoughtRuns(this.list); // its row changed: an open fold takes one of its own
       const user = details.userToggle === true;
       details.userToggle = false;
       if (!user) return; // opened by find-in-page or by a script: show the ends, read nothing
@@ -521,6 +528,7 @@ export class Transcript {
       prev = { role, model: model ?? (prev && cont ? prev.model : null), article };
     }
     finish();
+    if (this.outline) thoughtRuns(this.list);
   }
 
   afterDraw(message) {
@@ -761,6 +769,60 @@ export class Transcript {
 }
 
 // The message a reader is on: the keyboard's, else the first whose bottom is below the sticky bars.
+// Outline: the column a node of an assistant message takes (panel.css's grid): a closed thought
+// 1, a closed answer 2, a closed call (and the subagent under it) 3; 0 for a row of its own.
+function outlineColumn(node) {
+  const c = node.classList;
+  if (!c || !c.contains("fold") || node.open) return 0;
+  if (c.contains("reasoning")) return 1;
+  if (c.contains("prose")) return 2;
+  if (c.contains("tool")) return 3;
+  const call = node.previousElementSibling;
+  return c.contains("subagent") && call && call.classList.contains("tool") && !call.open ? 3 : 0;
+}
+
+// Outline: a run of rows that start with a closed thought says "Thought" once, on its first row
+// ("Thought ×3" for three); the others keep the label's place, hidden. The rows are found as the
+// grid places them: each message starts a row, and a fold whose column is not right of the one
+// before it starts the next.
+function thoughtRuns(list) {
+  let run = [];
+  const end = () => {
+    run.forEach((fold, i) => {
+      const kind = fold.querySelector(":scope > summary > .kind");
+      if (!kind) return;
+      kind.classList.toggle("again", i > 0);
+      kind.textContent = i === 0 && run.length > 1 ? `Thought ×${run.length}` : "Thought";
+      if (i === 0 && run.length > 1) kind.title = `${run.length} thoughts in a row`;
+      else kind.removeAttribute("title");
+    });
+    run = [];
+  };
+  for (const article of list.children) {
+    if (article.tagName !== "ARTICLE" || !article.classList.contains("role-assistant")) {
+      end();
+      continue;
+    }
+    const body = article.querySelector(":scope > .msg-body");
+    let column = 4; // a message starts a row
+    for (const node of body ? body.children : []) {
+      if (node.hidden) continue;
+      const at = outlineColumn(node);
+      if (at === 0) {
+        end();
+        column = 4;
+        continue;
+      }
+      if (at <= column) {
+        if (at === 1) run.push(node);
+        else end();
+      }
+      column = at;
+    }
+  }
+  end();
+}
+
 function readingAnchor(list) {
   const marked = list.querySelector(":scope > article.kbd-current");
   if (marked) return marked;

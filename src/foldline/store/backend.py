@@ -38,6 +38,17 @@ class Backend(Protocol):
         takes its write lock at the start (``BEGIN IMMEDIATE``)."""
         ...
 
+    def relax(self, conn: Connection) -> None:
+        """Let the commit of ``conn``'s write transaction return before it is on disk (within
+        :meth:`~.core.Hooks.batched` and for index batches). PostgreSQL: ``synchronous_commit``
+        off for the transaction; SQLite: ``synchronous=NORMAL`` for it, in ``write`` itself."""
+        ...
+
+    def sync(self) -> None:
+        """Put every commit made so far on disk, relaxed ones too (SQLite: the write-ahead log
+        synced; PostgreSQL: one commit that waits for the log)."""
+        ...
+
     def read(self) -> AbstractContextManager[Connection]:
         """A read transaction: every query in the block sees the same snapshot."""
         ...
@@ -121,16 +132,17 @@ class Backend(Protocol):
         index over the pending chunks' ids, and what the engine needs besides (required)."""
         ...
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
-        """Before a message's chunk rows are deleted in a write, keep what the engine's index
-        needs to forget the indexed ones later (SQLite: their text; no trigram work)."""
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
+        """Before a message's chunk rows (``message_id`` None: every message's of the
+        conversation) are deleted in a write, keep what the engine's index needs to forget the
+        indexed ones later (SQLite: their text; no trigram work)."""
         ...
 
     def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:
         """Add at most ``size`` pending chunks to the engine's index, oldest first, and mark them
         indexed, in ``conn``'s write transaction (first forgetting what :meth:`forget_texts` kept);
         where the batch holds every writer back (SQLite), about ``chars`` code points at most;
-        returns the chunks indexed and their code points. Safe with several indexers on one store
+        returns the chunks indexed (and forgotten) and their code points. Safe with several indexers on one store
         (required)."""
         ...
 

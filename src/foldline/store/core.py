@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,8 @@ from .rows import Conversation, Matched, SeqChecks, now
 from .schema import MIGRATIONS, conversations, messages, metadata, migrations_table, parts
 
 CONVERSATION = [conversations.c[name] for name in Conversation.__dataclass_fields__]
+# Set while this thread's commits need not wait for the disk (:meth:`Hooks.batched`).
+RELAXED: ContextVar[bool] = ContextVar("foldline_relaxed", default=False)
 
 
 def m_conv_is() -> Any:
@@ -56,7 +59,27 @@ class Hooks(Backend):
     @contextmanager
     def write(self) -> Iterator[Connection]:
         with self.engine.begin() as conn:
+            if RELAXED.get():
+                self.relax(conn)
             yield conn
+
+    def relax(self, conn: Connection) -> None:
+        """Let this transaction's commit return before it is on disk (a hook; by default, no)."""
+
+    def sync(self) -> None:
+        """Put every commit made so far on disk (a hook; by default each commit already is)."""
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Commits made inside, by this thread, return without waiting for the disk, and are put
+        on disk together when it ends: a bulk writer (an import) that can write again what a power
+        loss would drop. Other threads' writes, and every write the API acknowledges, still wait."""
+        token = RELAXED.set(True)
+        try:
+            yield
+        finally:
+            RELAXED.reset(token)
+            self.sync()
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -158,7 +181,7 @@ class Hooks(Backend):
     def compress_text_chunks(self, conn: Connection) -> None:
         pass
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         pass
 
     def storable_text(self, text: str) -> str:

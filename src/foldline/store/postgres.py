@@ -118,6 +118,15 @@ class PostgresStore(Store):
         )
         ping_when_idle(self.engine)
 
+    def relax(self, conn: Connection) -> None:
+        conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+
+    def sync(self) -> None:
+        # A commit that waits for the log (with an id, so it writes a commit record) flushes
+        # every record before it: each relaxed commit too.
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql("SELECT txid_current()")
+
     @contextmanager
     def read(self) -> Iterator[Connection]:
         # One snapshot per read, so a page's messages and parts come from the same moment.

@@ -8,6 +8,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -33,10 +34,11 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
+from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text
 from .store import Store
-from .terms import contains, fts_query, indexed
+from .terms import contains, contains_utf8, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -60,6 +62,10 @@ FORGET = text(
     "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
     " WHERE conversation_id = :conv AND message_id = :message AND pending = 0"
 )
+FORGET_ALL = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
+    " WHERE conversation_id = :conv AND pending = 0"
+)
 UNINDEX = text(
     "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
     " SELECT 'delete', id, foldline_fts_text(text) FROM part_text_unindex WHERE id <= :upto"
@@ -81,7 +87,7 @@ class SQLiteStore(Store):
         self.wait = BUSY_SECONDS if wait is None else wait
         self.engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": self.wait})
         self._writer = threading.Lock()
-        mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
+        self.mode = mode = "NORMAL" if synchronous.lower() == "normal" else "FULL"
         event.listen(self.engine, "connect", lambda conn, record: _on_connect(conn, mode, self.wait))
         event.listen(self.engine, "begin", _on_begin)
 
@@ -91,10 +97,30 @@ class SQLiteStore(Store):
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn, conn.begin():
-                yield conn
+            with self.engine.connect().execution_options(foldline_write=True) as conn:
+                relaxed = RELAXED.get() and self.mode == "FULL"
+                if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
+                    _synchronous(conn, "NORMAL")
+                try:
+                    with conn.begin():
+                        yield conn
+                finally:
+                    if relaxed:
+                        _synchronous(conn, self.mode)
         finally:
             self._writer.release()
+
+    def sync(self) -> None:
+        # What a FULL commit does: the write-ahead log synced, with every commit in it.
+        wal = Path(f"{self.engine.url.database}-wal")
+        try:
+            fd = os.open(wal, os.O_RDONLY)
+        except FileNotFoundError:  # checkpointed away: in the database file, synced by the checkpoint
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
@@ -181,11 +207,14 @@ class SQLiteStore(Store):
         conn.exec_driver_sql("CREATE INDEX part_text_pending ON part_text (id) WHERE pending = 1")
         conn.exec_driver_sql("CREATE TABLE part_text_unindex (id INTEGER PRIMARY KEY, text TEXT NOT NULL)")
 
-    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str) -> None:
+    def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         # An external-content table forgets a row only when told its old text: the indexed
         # rows' text is kept for the indexer (a copy, no trigram work). Until then the index's
         # hit on a row that is gone finds no chunk to join: ids never return (AUTOINCREMENT).
-        conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+        if message_id is None:
+            conn.execute(FORGET_ALL, {"conv": conversation_id})
+        else:
+            conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
 
     def has_pending(self) -> bool:
         # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
@@ -202,15 +231,16 @@ class SQLiteStore(Store):
             conn.execute(UNINDEX, {"upto": gone[-1].id})
             conn.execute(UNQUEUE, {"upto": gone[-1].id})
         batch = _first(conn.execute(PENDING_FIRST, {"n": size}).all(), chars)
-        if not batch:
-            return 0, 0
+        if not batch:  # rows forgotten are work done: an indexer goes on while any are left
+            return len(gone), sum(int(row.owned) for row in gone)
         span = {"lo": batch[0].id, "hi": batch[-1].id}
         conn.execute(INDEX_PENDING, span)
         conn.execute(MARK_INDEXED, span)
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        return func.foldline_contains(text, term) == 1
+        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
+        return func.foldline_contains(cast(text, LargeBinary), term) == 1
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
@@ -268,6 +298,12 @@ def _watch_log(database: Path, callback: Callable[[str], None], stop: threading.
         log.warning("cannot watch %s for other processes' writes; polling instead", database, exc_info=True)
 
 
+def _synchronous(conn: Connection, mode: str) -> None:
+    driver = conn.connection.driver_connection
+    assert driver is not None
+    driver.execute(f"PRAGMA synchronous={mode}")  # outside a transaction: the driver autocommits
+
+
 def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
     # Let SQLAlchemy's "begin" event issue BEGIN itself, so writes can say IMMEDIATE.
     dbapi_conn.isolation_level = None
@@ -302,7 +338,11 @@ def _fts_text(text: Any) -> Any:
 
 
 def _contains(haystack: Any, term: Any) -> int:
-    return int(isinstance(haystack, str) and isinstance(term, str) and contains(haystack, term))
+    if not isinstance(term, str):
+        return 0
+    if isinstance(haystack, bytes):
+        return int(contains_utf8(haystack, term))
+    return int(isinstance(haystack, str) and contains(haystack, term))
 
 
 def _on_begin(conn: Connection) -> None:

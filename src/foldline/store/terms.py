@@ -29,12 +29,38 @@ def pattern(term: str) -> re.Pattern[str]:
 FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K (Kelvin)
 
 
+FOLDS_TO_ASCII_UTF8 = tuple(c.encode() for c in FOLDS_TO_ASCII)
+
+
 def contains(text: str, term: str) -> bool:
     if term.isascii() and not any(c in text for c in FOLDS_TO_ASCII):
         # Then a match is ASCII's case folding over the text's UTF-8 (whose bytes past ASCII
         # never match ASCII ones): the same answer as the pattern, several times faster.
-        return term.lower().encode() in text.encode().lower()
+        return lowered(term) in text.encode().lower()
     return pattern(term).search(text) is not None
+
+
+def contains_utf8(text: bytes, term: str) -> bool:
+    """:func:`contains` of a text given as its UTF-8 (as SQLite hands a chunk over, undecoded)."""
+    if term.isascii() and not folds_to_ascii(text):
+        return lowered(term) in text.lower()
+    return pattern(term).search(text.decode("utf-8", "surrogateescape")) is not None
+
+
+def folds_to_ascii(text: bytes) -> bool:
+    """Whether UTF-8 ``text`` holds one of :data:`FOLDS_TO_ASCII`, by the quickest scans first:
+    none in ASCII; İ ı ſ only where a 0xC4 or 0xC5 lead byte is (one byte is a ``memchr``)."""
+    if text.isascii():
+        return False
+    dotted, dotless, long_s, kelvin = FOLDS_TO_ASCII_UTF8
+    if (b"\xc4" in text or b"\xc5" in text) and (dotted in text or dotless in text or long_s in text):
+        return True
+    return kelvin in text
+
+
+@lru_cache(maxsize=256)
+def lowered(term: str) -> bytes:
+    return term.lower().encode()
 
 
 PROBES = 24  # trigrams of one term asked of the index at most (the match is checked whole after)

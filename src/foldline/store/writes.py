@@ -331,6 +331,37 @@ class Writes(Hooks):
             )
         return bool(done.rowcount)
 
+    def delete_agent(self, agent_id: str, exclusion: str | None = None) -> list[str]:
+        """Delete an agent and its subagents with everything stored of them (messages, parts,
+        chunks, usage totals), in one transaction; ``exclusion`` names an import record to keep
+        (an importer then passes the session over). Returns the conversations deleted (none:
+        it was not there). The engine's index forgets the indexed chunks with the indexer's
+        next batch (SQLite), or with vacuum (PostgreSQL)."""
+        c = conversations.c
+        with self.write() as conn:
+            ids = list(conn.execute(select(c.id).where(c.id == agent_id, c.parent_id.is_(None))).scalars())
+            if not ids:
+                return []
+            ids += conn.execute(select(c.id).where(c.parent_id == agent_id).order_by(c.id)).scalars()
+            for conv_id in ids:
+                self.forget_texts(conn, conv_id, None)
+            for table in (part_text, parts, messages):
+                conn.execute(delete(table).where(table.c.conversation_id.in_(ids)))
+            conn.execute(delete(usage_totals).where(usage_totals.c.agent_id == agent_id))
+            conn.execute(delete(conversations).where(c.id.in_(ids)))
+            if exclusion is not None:
+                self.upsert_in(conn, imports, {"source": exclusion, "state": "{}", "done": True, "updated_at": now()},
+                               ["source"], ["state", "done", "updated_at"])  # fmt: skip
+            for conv_id in ids:
+                self.announce(conn, conv_id)
+        return ids
+
+    def exists(self, conversation_id: str) -> bool:
+        """Whether a conversation is stored (no access check: a follower who could read it asks)."""
+        with self.read() as conn:
+            query = select(conversations.c.id).where(conversations.c.id == conversation_id)
+            return conn.execute(query).first() is not None
+
     # -- import bookkeeping --------------------------------------------------------------
 
     def compact(self) -> None:
