@@ -359,6 +359,7 @@ BAD_CHUNKS = [
     ({"type": "finish", "finishReason": "bored"}, "chunks[3].finishReason"),
     ({"type": "source-url", "sourceId": "s", "url": "u", "providerMetadata": {"p": 1}},
      "chunks[3].providerMetadata"),
+    ('{"type": "data-n", "data": {"big": 123456789012345678901234567890}}', "chunks[3].data.big"),
 ]  # fmt: skip
 
 

@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from .errors import BadRequest, PayloadTooLarge
-from .message import close_open_tools
+from .message import close_open_tools, inexact_integer
 from .partialjson import ABSENT, read_partial
 
 Json = dict[str, Any]
@@ -120,6 +120,10 @@ def decode_chunk(data: str, index: int) -> Json:
     except orjson.JSONDecodeError as exc:
         raise BadRequest(f"a chunk is not valid JSON: {exc.msg}", where=where) from None
     check_chunk(chunk, where)
+    inexact = inexact_integer(data.encode())
+    if inexact is not None:
+        raise BadRequest("an integer past 64 bits would not be kept exactly; send it as a string",
+                         where=f"{where}.{inexact}")  # fmt: skip
     checked: Json = chunk
     return checked
 
