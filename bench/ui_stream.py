@@ -95,13 +95,17 @@ def run(db: str, body: bytes, window: float) -> tuple[float, int, float]:
             return took, int(answer.json()["writes"]), cpu_seconds(proc.pid) - before
         finally:
             proc.terminate()
-            proc.wait(10)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--deltas", type=int, default=20_000)
-    parser.add_argument("--per-chunk-deltas", type=int, default=2_000, help="the smaller stream, also run uncoalesced")
+    parser.add_argument("--per-chunk-deltas", type=int, default=400, help="the smaller stream, also run uncoalesced")
     parser.add_argument("--backends", default="sqlite,postgres")
     args = parser.parse_args()
     print("| backend | stream | window | seconds | writes | chunks/s | server CPU s |")
