@@ -62,7 +62,7 @@ def test_members_read_and_only_the_owner_writes(world: World, transcripts: Trans
 def test_me_lists_the_callers_workspaces(world: World) -> None:
     me = world.alice.me()
     assert me["id"] == world.alice_id and me["name"] == "alice"
-    assert me["workspaces"] == [{"id": world.workspace, "name": "team"}]
+    assert me["workspaces"] == [{"id": world.workspace, "name": "team", "samples": False}]
     assert world.bob.me()["workspaces"] == []
 
 

@@ -15,12 +15,20 @@ from foldline import errors
 CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("POST", "/stream"), ("GET", "/messages"),
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
+          ("GET", "/api/agents/{agent}/export"),
           ("DELETE", "/api/agents/{agent}"), ("POST", "/agents/{agent}/delete"),
           ("DELETE", "/api/samples"), ("POST", "/samples/remove"),
           ("GET", "/api/search"), ("GET", "/api/status"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"),
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {
     (method, prefix + path) for method, path in CONVERSATION
     for prefix in ("/api/agents/{agent}", "/api/agents/{agent}/subagents/{call}")
+} | {
+    ("POST", "/api/agents/{agent}/shares"), ("GET", "/api/agents/{agent}/shares"), ("DELETE", "/api/shares/{share}"),
+    ("GET", "/s/{token}"), ("GET", "/api/shared/{token}"), ("GET", "/api/shared/{token}/search"),
+    ("GET", "/api/shared/{token}/agents/{agent}"),
+} | {
+    (method, prefix + path) for method, path in CONVERSATION if method == "GET"
+    for prefix in ("/api/shared/{token}/agents/{agent}", "/api/shared/{token}/agents/{agent}/subagents/{call}")
 }
 
 

@@ -12,6 +12,7 @@ from conftest import BACKENDS, make_url
 
 from foldline.cli import main
 from foldline.service import Transcripts
+from foldline.settings import Settings
 from foldline.store import open_store
 
 
@@ -94,7 +95,8 @@ def test_lists_and_a_new_token_for_a_lost_one(cli_db: str) -> None:
     assert unknown.exit_code != 0 and "not found" in unknown.output
 
 
-NO_JSON = {("serve",), ("mcp",)}  # run until stopped; serve prints addresses, mcp speaks MCP on stdio
+NO_JSON = {("serve",), ("mcp",), ("export",)}  # serve prints addresses, mcp speaks MCP on stdio (both run until
+# stopped); export writes the export itself (tests/test_exports.py)
 SAMPLE = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnarowski__agentcmd" / "full-session.jsonl"
 
 
@@ -114,6 +116,11 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
     b = run("account", "create", "gus", "--db", cli_db, "--json")
     space = run("workspace", "create", "crew", "--member", a["id"], "--db", cli_db, "--json")
     token = run("account", "token", a["id"], "--db", cli_db, "--json")
+    with Transcripts.open(Settings(db=cli_db)) as t:  # b stays in the workspace (a is taken out below)
+        t.add_member(space["id"], b["id"])
+        agent = t.create_agent(b["id"], space["id"], "shared")["id"]
+        to_revoke = t.create_share(b["id"], agent)["id"]
+        to_delete = t.create_agent(b["id"], space["id"], "deleted")["id"]
     arguments = {
         ("account", "create"): ["hal"],
         ("account", "list"): [],
@@ -131,6 +138,11 @@ def test_every_command_prints_json_that_parses(cli_db: str) -> None:
         ("status",): [],
         ("redact",): [],
         ("usage",): [],
+        ("agent", "delete"): [to_delete, "--account", b["id"]],
+        ("samples", "remove"): [],
+        ("share", "create"): [agent, "--expires", "7d", "--account", b["id"]],
+        ("share", "list"): ["--account", b["id"]],
+        ("share", "revoke"): [to_revoke, "--account", b["id"]],
     }
     commands = [c for c in leaf_commands(main) if c not in NO_JSON]
     assert sorted(commands) == sorted(arguments), "a command without a case here: give it its arguments"

@@ -10,7 +10,7 @@ import orjson
 import pytest
 from conftest import World
 
-from foldline import routes
+from foldline import routes, shares
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -31,7 +31,7 @@ def test_cli_reference_is_generated_from_help() -> None:
 
 def test_every_route_is_in_the_api_docs() -> None:
     text = (DOCS / "api.md").read_text()
-    for route in routes.router.routes:
+    for route in [*routes.router.routes, *shares.router.routes]:
         path = getattr(route, "path", "")
         short = path.replace("/api/agents/{agent}/subagents/{call}", "").replace("/api/agents/{agent}", "")
         if "/subagents/" in path:

@@ -174,6 +174,43 @@ def test_a_token_in_an_address_never_reaches_the_access_log(guarded: tuple[Serve
     assert all("token=[redacted]" in line for line in lines)
 
 
+def test_the_access_log_keeps_a_search_s_words_and_a_share_s_token_out(
+    guarded: tuple[ServerThread, Transcripts],
+) -> None:
+    server, t = guarded
+    account = t.create_account("searcher")
+    space = t.create_workspace("logged", [account["id"]])
+    agent = t.create_agent(account["id"], space["id"], "logged")["id"]
+    share = t.create_share(account["id"], agent)["token"]
+    lines: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    access = logging.getLogger("uvicorn.access")
+    keep, level = Keep(), access.level
+    access.addHandler(keep)
+    access.setLevel(logging.INFO)
+    auth = {"Authorization": f"Bearer {account['token']}"}
+    try:
+        httpx.get(f"{server.url}/api/search", params={"q": "hunter2 password", "limit": "5"}, headers=auth)
+        httpx.get(f"{server.url}/api/shared/{share}/search", params={"q": "hunter2"})
+        httpx.get(f"{server.url}/api/shared/{share}/agents/{agent}/messages", params={"parts": "cut"})
+        httpx.get(f"{server.url}/s/{share}")
+        httpx.get(f"{server.url}/api/agents/{agent}/messages", params={"parts": "cut"}, headers=auth)
+    finally:
+        access.removeHandler(keep)
+        access.setLevel(level)
+    assert len(lines) == 5
+    assert not [line for line in lines if "hunter2" in line or share in line or account["token"] in line]
+    assert '"GET /api/search?[redacted] HTTP/1.1" 200' in lines[0]
+    assert '"GET /api/shared/[redacted]/search?[redacted] HTTP/1.1" 200' in lines[1]
+    assert f'"GET /api/shared/[redacted]/agents/{agent}/messages?parts=cut HTTP/1.1" 200' in lines[2]
+    assert '"GET /s/[redacted] HTTP/1.1" 200' in lines[3]
+    assert f"/api/agents/{agent}/messages?parts=cut" in lines[4]  # other addresses are logged as they are
+
+
 def test_redaction_covers_every_spelling_of_a_token_parameter() -> None:
     record = logging.LogRecord("x", logging.INFO, "", 0, "%s %s", ("/a?TOKEN=fl_1&b=2", "/?access_token=fl_2"), None)
     RedactSecrets().filter(record)

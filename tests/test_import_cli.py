@@ -44,7 +44,7 @@ def test_import_json_prints_the_summary_and_a_second_run_adds_nothing(tmp_path: 
     result = runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR), str(CLAUDE_FILE), str(broken)])
     assert result.exit_code == 0, result.output
     summary = orjson.loads(result.stdout)
-    assert set(summary) == {"agents", "messages", "parts", "skipped", "forgotten"}
+    assert set(summary) == {"agents", "messages", "parts", "skipped", "foreign", "forgotten"}
     assert summary["agents"] == 3 and summary["messages"] > 0 and summary["parts"] >= summary["messages"]
     assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a session log of a known agent"}]
     again = orjson.loads(runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR)]).stdout)

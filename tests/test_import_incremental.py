@@ -246,18 +246,68 @@ def test_an_unchanged_session_imported_from_another_path_writes_nothing(
     assert told == []  # no message, title or date written: no follower receives anything
     assert conversations(transcripts, account, workspace) == before  # the same agent; no write counted
     assert everything(transcripts, account, workspace) == stored
-    # the copy elsewhere grows: it adds only what is new or changed, to the same agent
+    # the copy elsewhere grows: it is no longer what was imported, so it is a session of its own
+    # (a derived id), told in the summary; the first session is left as it was
     (elsewhere / main.name).write_bytes(b"".join(raw))
     grown = import_paths(transcripts, [elsewhere], account_id=account, workspace_id=workspace)
-    after = everything(transcripts, account, workspace)
-    changed = [mid for mid, m in after.items() if stored.get(mid) != m]
-    assert 0 < grown.messages == len(changed) < len(after) and set(stored) <= set(after)
-    assert set(conversations(transcripts, account, workspace)) >= set(before)
-    assert len(transcripts.list_agents(account, workspace)["agents"]) == 1
-    # and the first copy, untouched since its import, still writes nothing
+    assert grown.agents == 1 and grown.messages > 0
+    assert [(path, reason.split(",")[0]) for path, _, reason in grown.foreign] == [
+        (str((elsewhere / main.name).resolve()), f"claims session {grown.foreign[0][1]}")
+    ]
+    now = conversations(transcripts, account, workspace)
+    assert {k: now[k] for k in before} == before and len(now) > len(before)  # the first: not written, not redated
+    assert {mid: m for mid, m in everything(transcripts, account, workspace).items() if mid in stored} == stored
+    assert len(transcripts.list_agents(account, workspace)["agents"]) == 2
+    # importing both again writes nothing, and the first copy still writes nothing
     told.clear()
-    assert import_paths(transcripts, [here], account_id=account, workspace_id=workspace).messages == 0
-    assert told == [] and everything(transcripts, account, workspace) == after
+    for folder in (elsewhere, here):
+        again = import_paths(transcripts, [folder], account_id=account, workspace_id=workspace)
+        assert (again.messages, again.foreign) == (0, [])
+    assert told == []
+
+
+FORGED = {"claude-code": (CLAUDE_FILE, b" the "), "codex": (CODEX_FILE, b" the ")}
+
+
+@pytest.mark.parametrize("name", list(FORGED))
+def test_a_log_claiming_another_sessions_id_never_rewrites_it(
+    transcripts: Transcripts, owner: tuple[str, str], tmp_path: Path, name: str
+) -> None:
+    """The red team's case: a real log copied to another path with some text changed (same
+    session id, same line ids) is imported after the real one. The real session is untouched;
+    the forged one is a session of its own, and the summary says which file claimed what."""
+    account, workspace = owner
+    source, word = FORGED[name]
+    real, forged = tmp_path / "mine" / source.name, tmp_path / "theirs" / source.name
+    for path in (real, forged):
+        path.parent.mkdir()
+    shutil.copy(source, real)
+    raw = source.read_bytes()
+    assert raw.count(word) > 0
+    forged.write_bytes(raw.replace(word, b" forgedtext "))
+    first = import_paths(transcripts, [real], account_id=account, workspace_id=workspace)
+    assert first.agents == 1 and first.foreign == []
+    (agent,) = transcripts.list_agents(account, workspace)["agents"]
+    stored, dates = everything(transcripts, account, workspace), conversations(transcripts, account, workspace)
+    second = import_paths(transcripts, [forged], account_id=account, workspace_id=workspace)
+    assert second.agents == 1 and second.messages > 0
+    ((path, claimed, reason),) = second.foreign
+    assert path == str(forged.resolve()) and claimed == group_key(find_groups([real])[0][0])
+    assert "first imported from another file" in reason
+    after = everything(transcripts, account, workspace)
+    assert {mid: after[mid] for mid in stored} == stored  # every message of the first as it was
+    now = conversations(transcripts, account, workspace)
+    assert {k: now[k] for k in dates} == dates
+    others = [a for a in transcripts.list_agents(account, workspace)["agents"] if a["id"] != agent["id"]]
+    assert len(others) == 1
+    theirs = transcripts.messages(account, others[0]["id"])["messages"]
+    assert any("forgedtext" in orjson.dumps(m).decode() for m in theirs)
+    assert not any("forgedtext" in orjson.dumps(m).decode() for m in stored.values())
+    # again, both: nothing written, nothing claimed again
+    for path in (forged, real):
+        again = import_paths(transcripts, [path], account_id=account, workspace_id=workspace)
+        assert (again.messages, again.foreign) == (0, [])
+    assert everything(transcripts, account, workspace) == after
 
 
 def test_hashes_an_older_importer_kept_with_the_file_are_still_read(

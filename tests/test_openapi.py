@@ -21,6 +21,7 @@ from foldline.registry import Registry
 Json = dict[str, Any]
 AGENT = "/api/agents/{agent}"
 SUB = "/api/agents/{agent}/subagents/{call}"
+SHARED = "/api/shared/{token}"
 CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
@@ -43,7 +44,17 @@ STATUSES = {
     "/agents/{agent}/delete": {"post": {"303", "403", "404", "413"}},
     "/api/samples": {"delete": {"200", "401"}},
     "/samples/remove": {"post": {"303"}},
+    AGENT + "/export": {"get": {"200", "400", "401", "404", "429", "503"}},
     **{prefix + path: ops for path, ops in CONVERSATION.items() for prefix in (AGENT, SUB)},
+    # share links: made, listed and revoked by members; read by whoever holds one (never a 401)
+    AGENT + "/shares": {"get": {"200", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
+    "/api/shares/{share}": {"delete": {"204", "401", "404"}},
+    "/s/{token}": {"get": {"200", "404"}},
+    SHARED: {"get": {"200", "404"}},
+    SHARED + "/search": {"get": {"200", "400", "404", "429", "503"}},
+    SHARED + "/agents/{agent}": {"get": {"200", "404"}},
+    **{prefix + path: {"get": ops["get"] - {"401"}} for path, ops in CONVERSATION.items() if "get" in ops
+       for prefix in (SHARED + "/agents/{agent}", SHARED + "/agents/{agent}/subagents/{call}")},
 }
 WRITES = {"put", "post", "delete"}
 
@@ -80,8 +91,9 @@ def test_the_token_is_a_bearer_scheme_and_the_cookie_only_reads(document: Json) 
     assert document["components"]["securitySchemes"]["bearerAuth"] == {
         "type": "http", "scheme": "bearer", "description": "an account's token"}
     for path, method, op in operations(document):
-        if not path.startswith("/api"):
-            assert "security" not in op, path  # the panel's pages are open; each checks its cookie itself
+        if not path.startswith("/api") or path.startswith(SHARED):
+            # the panel's pages are open (each checks its cookie itself); a share's token is its path
+            assert "security" not in op, path
             continue
         schemes = {name for requirement in op["security"] for name in requirement}
         assert schemes == ({"bearerAuth"} if method in WRITES else {"bearerAuth", "panelCookie"}), (path, method)
@@ -105,7 +117,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 28  # 20 of the API, 8 of the panel
+    assert len(ids) == len(set(ids)) == 42  # 21 of the API, 12 of share links, 9 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 
@@ -268,3 +280,29 @@ def test_every_answer_matches_its_documented_schema(world: World, document: Json
     conforms(document, "/api/me", "get", httpx.get(f"{world.url}/api/me", headers=auth))
     created = httpx.post(f"{world.url}/api/agents", json={"workspace_id": world.workspace}, headers=auth)
     conforms(document, "/api/agents", "post", created)
+
+
+def test_share_answers_match_their_documented_schemas(world: World, document: Json) -> None:
+    auth = {"Authorization": f"Bearer {world.alice_token}"}
+    message = put(world.alice, world.agent, assistant([bash(BIG_OUTPUT)]))
+    put(world.alice, world.agent, user("a worker"), call="toolu_01")
+    made = httpx.post(f"{world.url}/api/agents/{world.agent}/shares", json={"expires_in": 60}, headers=auth)
+    conforms(document, AGENT + "/shares", "post", made)
+    listed = httpx.get(f"{world.url}/api/agents/{world.agent}/shares", headers=auth)
+    conforms(document, AGENT + "/shares", "get", listed)
+    shared = f"{world.url}/api/shared/{made.json()['token']}"
+    agent = f"{SHARED}/agents/{{agent}}"
+    conforms(document, SHARED, "get", httpx.get(shared))
+    conforms(document, agent, "get", httpx.get(f"{shared}/agents/{world.agent}"))
+    conforms(document, SHARED + "/search", "get", httpx.get(f"{shared}/search", params={"q": "line"}))
+    for prefix, path in ((agent, f"/agents/{world.agent}"), (agent + "/subagents/{call}",
+                                                              f"/agents/{world.agent}/subagents/toolu_01")):
+        for params in ({}, {"parts": "cut", "limit": "1"}, {"limit": "x"}):
+            conforms(document, prefix + "/messages", "get", httpx.get(f"{shared}{path}/messages", params=params))
+    part = httpx.get(f"{shared}/agents/{world.agent}/messages/{message['id']}/parts/0", params={"field": "output"})
+    conforms(document, agent + "/messages/{message}/parts/{index}", "get", part)
+    conforms(document, agent, "get", httpx.get(f"{shared}/agents/{new_id()}"))
+    revoked = httpx.delete(f"{world.url}/api/shares/{made.json()['id']}", headers=auth)
+    assert revoked.status_code == 204 and revoked.content == b""
+    unknown = httpx.delete(f"{world.url}/api/shares/{new_id()}", headers=auth)
+    conforms(document, "/api/shares/{share}", "delete", unknown)

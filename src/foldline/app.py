@@ -19,7 +19,7 @@ from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import __version__, intake, routes, schemas
+from . import __version__, intake, routes, schemas, shares
 from .errors import RETRY_SECONDS, FoldlineError, NotFound, Unavailable, error_body
 from .events import Hub
 from .limits import BodyLimit, Gate, Slots
@@ -241,6 +241,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.add_middleware(Assets)  # the panel's scripts and stylesheet, from memory
     app.add_middleware(Failures)  # outermost: whatever no handler took is one whole error response
     app.include_router(routes.router)
+    app.include_router(shares.router)  # share links, and what one reads
     pages.mount(app)
     mcp_http.mount(app, transcripts)  # the MCP server at /mcp, for agents
     return app

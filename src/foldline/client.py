@@ -24,7 +24,7 @@ import uuid
 from collections import deque
 from collections.abc import Iterator, Mapping
 from contextlib import ExitStack
-from typing import Any, Required, TypedDict
+from typing import Any, BinaryIO, Required, TypedDict
 from urllib.parse import quote
 
 import httpx
@@ -219,6 +219,23 @@ class SearchPage(TypedDict):
     partial: bool
 
 
+class Share(TypedDict):
+    """A share link: whoever holds its token reads one agent and its subagents, and nothing else
+    (``expires_at`` None: it never expires)."""
+
+    id: str
+    agent_id: str
+    created_at: str
+    expires_at: str | None
+
+
+class NewShare(Share):
+    """A share just made: its panel address (``/s/{token}``) and its token, shown once."""
+
+    url: str
+    token: str
+
+
 class Deleted(TypedDict):
     """What a delete did: the agent's id, its subagents deleted with it, and whether imports
     pass its session over from now on."""
@@ -398,6 +415,23 @@ class Client:
         result: Part = self._call("GET", path)
         return result
 
+    def export(self, agent: str, out: BinaryIO, format: str = "json") -> int:
+        """The agent's whole export (its subagents included) written to ``out`` as it arrives:
+        ``format`` is ``json``, ``md`` or ``html``. Returns how many bytes were written."""
+        path = f"{self._base(agent, None)}/export"
+        written = 0
+        try:
+            with self._http.stream("GET", path, params={"format": format}) as response:
+                if not response.is_success:
+                    response.read()
+                    raise error_of(response)
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+                    written += len(chunk)
+        except httpx.TransportError as exc:
+            raise TransportError(f"could not reach Foldline: {exc}") from exc
+        return written
+
     def part_slice(
         self,
         agent: str,
@@ -439,6 +473,25 @@ class Client:
                 params[name] = value
         result: SearchPage = self._call("GET", "/api/search", params=params)
         return result
+
+    # -- share links -------------------------------------------------------------------
+
+    def create_share(self, agent: str, *, expires_in: int | None = None) -> NewShare:
+        """A share link of an agent the caller may read: ``url`` opens it in the panel,
+        read-only, without signing in; it expires after ``expires_in`` seconds (default: never).
+        The token is shown once."""
+        body: Json = {} if expires_in is None else {"expires_in": expires_in}
+        result: NewShare = self._call("POST", f"{self._base(agent, None)}/shares", body)
+        return result
+
+    def shares(self, agent: str) -> list[Share]:
+        """The agent's share links that have not expired, oldest first (never their tokens)."""
+        result: list[Share] = self._call("GET", f"{self._base(agent, None)}/shares")["shares"]
+        return result
+
+    def revoke_share(self, share_id: str) -> None:
+        """Revoke a share link by its id: it opens nothing from now on, and its open streams end."""
+        self._call("DELETE", f"/api/shares/{quote(share_id, safe='')}")
 
     # -- live --------------------------------------------------------------------------
 

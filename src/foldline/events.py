@@ -11,7 +11,9 @@ case a notice was lost. An idle stream costs nothing but its socket until its ne
 A stream sends what it owes in batches (a catch-up of 100,000 messages starts at once and never
 holds them all), and checks its follower's access each time it wakes and at every heartbeat, so
 a revoked token or a removed member stops receiving within one heartbeat (at once on a
-revocation notice, :meth:`Hub.notify_all`).
+revocation notice, :meth:`Hub.notify_all`). A share link's stream asks every second, so an
+expired share, or one revoked by a process whose notice does not reach this one (SQLite), ends
+within a second or two.
 """
 
 from __future__ import annotations
@@ -146,16 +148,18 @@ async def stream(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int = BATCH,
+    check_seconds: float = HEARTBEAT_SECONDS,
     gone: Callable[[], bytes | None] = lambda: None,
 ) -> AsyncIterator[bytes]:
     """Send every message written after ``since`` in its cut form, then follow.
 
     ``changes(seq, n)`` returns at most ``n`` messages after ``seq`` (``n`` grows from
-    ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether
-    the follower may still read the conversation (the stream ends when it may not, with the
-    event ``gone()`` gives when there is one: the conversation was deleted).
+    ``FIRST_BATCH`` to ``batch``); ``allowed()`` says whether the follower may still read the
+    conversation (the stream ends when it may not, with the event ``gone()`` gives when there is
+    one: the conversation was deleted), asked each time the stream wakes and at least every
+    ``check_seconds``; a heartbeat goes every ``HEARTBEAT_SECONDS`` of quiet.
     """
-    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch, gone):
+    async for chunk in _follow(changes, wait, since, disconnected, allowed, batch, check_seconds, gone):
         yield chunk
 
 
@@ -168,25 +172,29 @@ def follow(
     call: str | None,
     *,
     since: int,
-    token: str | None,
+    allowed: Callable[[], bool],
     disconnected: Callable[[], Awaitable[bool]],
+    slot: str | None = None,
+    check_seconds: float = HEARTBEAT_SECONDS,
 ) -> AsyncIterator[bytes]:
     """The event stream of a conversation ``account`` may read (else the one not-found, now):
-    its changes from ``since``, woken by ``hub``, in a slot of ``streams`` (a 429 now when none is
-    left; taken now and given back when the stream ends, is closed, or is dropped unstarted),
-    ending once ``token`` no longer signs in as ``account`` or it may no longer read the
-    conversation."""
+    its changes from ``since``, woken by ``hub``, in a slot of ``streams`` counted against
+    ``slot`` (default: the account; a 429 now when none is left; taken now and given back when
+    the stream ends, is closed, or is dropped unstarted), ending once ``allowed()`` says no,
+    which it is asked each time it wakes and at least every ``check_seconds``."""
     conv = t.conversation(account, agent_id, call)
-    streams.acquire(account)  # taken now, atomically: a refusal can still be sent
+    holder = account if slot is None else slot
+    streams.acquire(holder)  # taken now, atomically: a refusal can still be sent
     body = stream(
         lambda seq, n: t.changes(conv, seq, n),
         lambda timeout: hub.wait(conv.id, timeout),
         since,
         disconnected,
-        lambda: t.may_follow(token, account, agent_id, call),
+        allowed,
+        check_seconds=check_seconds,
         gone=lambda: deleted_frame(conv.parent_id or conv.id, conv.call_id) if t.deleted(conv.id) else None,
     )
-    return Held(body, lambda: streams.release(account))
+    return Held(body, lambda: streams.release(holder))
 
 
 class Held:
@@ -229,9 +237,11 @@ async def _follow(
     disconnected: Callable[[], Awaitable[bool]],
     allowed: Callable[[], bool],
     batch: int,
+    check_seconds: float,
     gone: Callable[[], bytes | None],
 ) -> AsyncIterator[bytes]:
     opened = False
+    quiet = 0.0  # seconds waited since the last wake-up
     size = min(FIRST_BATCH, batch)
     while not await disconnected():
         found = await run_in_threadpool(changes, since, size)
@@ -244,11 +254,13 @@ async def _follow(
         if len(found) >= size:
             size = min(size * 2, batch)
             continue  # more to catch up on: no waiting
-        woken = await wait(HEARTBEAT_SECONDS)
+        woken = await wait(min(check_seconds, HEARTBEAT_SECONDS - quiet))
         if not await run_in_threadpool(allowed):
             last = await run_in_threadpool(gone)
             if last is not None:
                 yield last
             return
-        if not woken:
+        quiet = 0.0 if woken else quiet + min(check_seconds, HEARTBEAT_SECONDS - quiet)
+        if quiet >= HEARTBEAT_SECONDS:
+            quiet = 0.0
             yield b": still here\n\n"

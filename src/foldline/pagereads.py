@@ -24,6 +24,8 @@ from .store import SeqChecks
 from .wire import bearer_token, parse_before, parse_page_limit
 
 PAGE_PATH = re.compile(r"/api/agents/([^/]+)(?:/subagents/([^/]+))?/messages")
+# A share link's page read: the share is asked of the database (never remembered), then the page.
+SHARED_PAGE_PATH = re.compile(r"/api/shared/([^/]+)/agents/([^/]+)(?:/subagents/([^/]+))?/messages")
 PAGE_QUERY = {"parts", "limit", "before"}
 CUT_OR_WHOLE = {"cut": True, "whole": False}
 
@@ -35,7 +37,8 @@ class PageReads:
 
     It answers only a plain ``GET …/messages`` that :func:`read_messages` would answer the same
     way: each parameter at most once and valid as the route declares it, and a token this
-    process has authenticated in the last few seconds. Anything else, and any refusal (401,
+    process has authenticated in the last few seconds, or a share link's that opens the agent
+    (asked of the database with the page, in one hop to the pool). Anything else, and any refusal (401,
     404, 400), goes on to the route itself, which stays the one that documents and decides.
     """
 
@@ -46,16 +49,22 @@ class PageReads:
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope["method"] == "GET":
             found = PAGE_PATH.fullmatch(scope["path"])
+            shared = None if found is not None else SHARED_PAGE_PATH.fullmatch(scope["path"])
+            page = None
             if found is not None:
                 page = await self._page(scope, found.group(1), found.group(2))
-                if page is not None:
-                    headers = [(b"content-length", b"%d" % len(page)), (b"content-type", b"application/json")]
-                    await send({"type": "http.response.start", "status": 200, "headers": headers})
-                    await send({"type": "http.response.body", "body": page})
-                    return
+            elif shared is not None:
+                page = await self._page(scope, shared.group(2), shared.group(3), share=shared.group(1))
+            if page is not None:
+                headers = [(b"content-length", b"%d" % len(page)), (b"content-type", b"application/json")]
+                await send({"type": "http.response.start", "status": 200, "headers": headers})
+                await send({"type": "http.response.body", "body": page})
+                return
         await self.app(scope, receive, send)
 
-    async def _page(self, scope: dict[str, Any], agent: str, call: str | None) -> bytes | None:
+    async def _page(
+        self, scope: dict[str, Any], agent: str, call: str | None, share: str | None = None
+    ) -> bytes | None:
         query = parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True)
         params = dict(query)
         if len(params) != len(query) or not PAGE_QUERY.issuperset(params):
@@ -65,10 +74,14 @@ class PageReads:
         try:
             limit = None if "limit" not in params else parse_page_limit(params["limit"])
             parse_before(before)
-            account = self.transcripts.cached_account(token_in(scope))
+            account = None if share is not None else self.transcripts.cached_account(token_in(scope))
         except FoldlineError:  # the route says why, in its own words
             return None
-        if cut is None or account is None:
+        if cut is None:
+            return None
+        if share is not None:  # the share's reader, or the route's one not-found
+            return await self._shared_page(share, agent, call, cut, limit, before)
+        if account is None:
             return None
         work = functools.partial(
             self.transcripts.page_json, account, agent, call=call, cut=cut, limit=limit, before=before
@@ -87,6 +100,23 @@ class PageReads:
         except Exception:  # the route says why, in its own words
             return None
         return page
+
+
+    async def _shared_page(
+        self, token: str, agent: str, call: str | None, cut: bool, limit: int | None, before: str | None
+    ) -> bytes | None:
+        """A share link's page: the share and the page read in the pool, one hop; any refusal
+        goes on to the route."""
+        t = self.transcripts
+
+        def read() -> bytes:
+            account = t.shared(token, agent).account
+            return t.page_json(account, agent, call=call, cut=cut, limit=limit, before=before)
+
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self.pool, read)
+        except Exception:  # the route says why, in its own words
+            return None
 
 
 # A cut page of at most this many messages read from a local SQLite file takes a millisecond or

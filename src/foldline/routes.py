@@ -2,14 +2,15 @@
 
 The five conversation routes are written once (:data:`conversation`) and served under two
 prefixes: an agent's (``/api/agents/{agent}``) and a subagent's
-(``/api/agents/{agent}/subagents/{call}``). Parameters are declared with their real types; a
+(``/api/agents/{agent}/subagents/{call}``); its three reads (:func:`conversation_reads`) are
+served a third time to share links, by :mod:`foldline.shares`. Parameters are declared with their real types; a
 refused one is a 400 whose ``where`` names it (:func:`parameter_error`). Bodies are read by hand,
 once, within the size limit (:func:`body`); :mod:`foldline.schemas` documents them and every answer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
@@ -86,6 +87,15 @@ async def reader(request: Request, _: Bearer, __: Annotated[str | None, Depends(
 
 async def body(request: Request) -> Any:
     """The request's JSON, read once within the size limit and decoded once."""
+    return await read_body(request, empty=False)
+
+
+async def optional_body(request: Request) -> Any:
+    """:func:`body`, where no body at all is the empty object."""
+    return await read_body(request, empty=True)
+
+
+async def read_body(request: Request, empty: bool) -> Any:
     limit = request.app.state.transcripts.settings.max_body
     length = request.headers.get("content-length", "")
     if length.isascii() and length.isdigit() and int(length) > limit:
@@ -97,6 +107,8 @@ async def body(request: Request) -> Any:
             raise PayloadTooLarge(f"the body is over the limit of {limit} bytes")
         chunks.append(chunk)
     raw = b"".join(chunks)
+    if empty and not raw.strip():
+        return {}
     try:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -136,9 +148,33 @@ async def subagent(call: CallId) -> None:
     """Declares ``call`` on the subagent prefix; :func:`address` reads it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who reads a conversation: an account, or a share link (which reads as the member who made
+    it may, narrowed to its one agent).
+
+    ``account`` is whose access the read goes by; ``slot`` whom its caps count against (a share
+    has caps of its own, so its readers cannot use up its maker's); ``still(agent, call)``
+    says whether an event stream may go on; ``check_seconds``, how often a stream asks."""
+
+    account: str
+    slot: str
+    still: Callable[[str, str | None], bool]
+    check_seconds: float = events.HEARTBEAT_SECONDS
+
+
+async def account_viewer(request: Request, _: Bearer, __: Annotated[str | None, Depends(cookie)]) -> Viewer:
+    """A reader signed in with a bearer token or the panel's cookie."""
+    token = token_of(request)
+    account = await signed_in(request, token)
+    t: Transcripts = request.app.state.transcripts
+    return Viewer(account, account, lambda agent, call: t.may_follow(token, account, agent, call))
+
+
 Reader = Annotated[str, Depends(reader)]
 Writer = Annotated[str, Depends(writer)]
 Body = Annotated[Any, Depends(body)]
+OptionalBody = Annotated[Any, Depends(optional_body)]
 T = Annotated[Transcripts, Depends(transcripts)]
 At = Annotated[Address, Depends(address)]
 
@@ -191,6 +227,10 @@ Index = Annotated[
     str, Path(description="the part's index, from 0; any other is not found", json_schema_extra={"pattern": "^[0-9]+$"})
 ]
 
+ExportFormat = Annotated[
+    Literal["json", "md", "html"],
+    Query(description="json (the messages as a whole read sends them), md (Markdown) or html (one file)"),
+]
 Field = Annotated[
     Literal["text", "output", "errorText", "input"] | SkipJsonSchema[None],
     Query(description="with it, a slice of that field of the part instead of the whole part"),
@@ -258,6 +298,7 @@ PARAMETER_ERRORS = {
     "since": "'since' (or Last-Event-ID) is a seq from an earlier read",
     "workspace_id": "workspace_id is required",
     "field": "'field' is text, output, errorText or input",
+    "format": "'format' is json, md or html",
     "forget": "'forget' is true or false",
 }
 WHERE = {"last-event-id": "since"}  # one cursor, two spellings
@@ -284,7 +325,7 @@ def subagent_operation_id(route: APIRoute) -> str:
 
 EVENTS = "each write after `since`: `id: <seq>`, `event: message`, `data: <a Message, cut>`; then live"
 router = APIRouter(prefix="/api", generate_unique_id_function=operation_id)
-conversation = APIRouter()  # served twice, below
+conversation = APIRouter()  # served twice, below; its reads a third time, to share links
 
 
 @router.get(
@@ -356,6 +397,29 @@ def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     return json(t.agent(who, agent))
 
 
+@router.get(
+    "/agents/{agent}/export",
+    summary="The whole agent, its subagents included, as JSON, Markdown or one HTML file",
+    response_class=StreamingResponse,
+    responses=schemas.exported(),
+    tags=["agents"],
+)
+def export_agent(request: Request, t: T, who: Reader, agent: AgentId, format: ExportFormat = "json") -> Response:
+    whole_reads: Slots = request.app.state.whole_reads
+    heavy: Gate = request.app.state.heavy
+    named: list[tuple[str, str]] = []
+
+    def start() -> tuple[int, Iterator[bytes]]:
+        media, name, chunks = t.export(who, agent, format)
+        named.append((media, name))
+        return 0, chunks
+
+    _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(who, start))
+    media, name = named[0]
+    headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
+    return StreamingResponse(chunks, media_type=media, headers=headers)
+
+
 @router.delete(
     "/agents/{agent}",
     summary="Delete an agent owned by the caller, with its subagents and everything stored of them",
@@ -418,70 +482,86 @@ async def take_stream(request: Request, t: T, who: Writer, at: At) -> Response:
     return json(await intake.take(request, t, who, at.agent, at.call))
 
 
-@conversation.get(
-    "/messages",
-    summary="The transcript, whole or cut, paged newest first",
-    response_model=None,
-    responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, 401, 404),
-)
-async def read_messages(
-    request: Request, t: T, who: Reader, at: At, parts: Parts = None, limit: Limit = None, before: Before = None
-) -> Response:
-    # One hop to the database pool: the page is read in one transaction and sent as stored.
-    page = await in_pool(request, t.page_json, who, at.agent, call=at.call, cut=parts == "cut", limit=limit,
-                         before=before)  # fmt: skip
-    return Response(page, media_type="application/json")
+def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,)) -> APIRouter:
+    """The three reads of a conversation, for readers that ``view`` finds: written once, served
+    to accounts (under the agent and the subagent prefix) and to share links. ``auth``: the
+    status a refused caller gets (a share link never gets a 401: it is found or not)."""
+    reads = APIRouter()
+    # A default, not an annotation: this module's annotations are strings, read in its globals.
+    who_is = Depends(view)
 
-
-@conversation.get(
-    "/messages/{message}/parts/{index}",
-    summary="One part, whole, or a slice of one of its fields",
-    response_model=None,
-    responses=schemas.answers(
-        {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")},
-        *(400, 401, 404, 429, 503),
-    ),
-)
-def read_part(
-    request: Request,
-    t: T,
-    who: Reader,
-    at: At,
-    message: MessageId,
-    index: Index,
-    field: Field = None,
-    start: Offset = None,
-    end: Offset = None,
-) -> Response:
-    if field is not None:  # a slice costs the same whatever the part's size
-        return json(t.part_slice(who, at.agent, message, index, field, "0" if start is None else start, end, at.call))
-    if start is not None or end is not None:
-        raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
-    whole_reads: Slots = request.app.state.whole_reads
-    heavy: Gate = request.app.state.heavy
-    size, chunks = heavy.streamed(
-        Gate.EVERYONE,
-        lambda: whole_reads.streamed(who, lambda: t.part_stream(who, at.agent, message, index, at.call)),
+    @reads.get(
+        "/messages",
+        summary="The transcript, whole or cut, paged newest first",
+        response_model=None,
+        responses=schemas.answers({200: (schemas.Page, "a page, oldest first")}, 400, *auth, 404),
     )
-    return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+    async def read_messages(
+        request: Request, t: T, at: At, who: Viewer = who_is, parts: Parts = None, limit: Limit = None,
+        before: Before = None,
+    ) -> Response:
+        # One hop to the database pool: the page is read in one transaction and sent as stored.
+        page = await in_pool(request, t.page_json, who.account, at.agent, call=at.call, cut=parts == "cut",
+                             limit=limit, before=before)  # fmt: skip
+        return Response(page, media_type="application/json")
+
+    @reads.get(
+        "/messages/{message}/parts/{index}",
+        summary="One part, whole, or a slice of one of its fields",
+        response_model=None,
+        responses=schemas.answers(
+            {200: (schemas.ref("PartOrSlice"), "the part, whole; with `field`, a slice of that field")},
+            *(400, *auth, 404, 429, 503),
+        ),
+    )
+    def read_part(
+        request: Request,
+        t: T,
+        at: At,
+        message: MessageId,
+        index: Index,
+        who: Viewer = who_is,
+        field: Field = None,
+        start: Offset = None,
+        end: Offset = None,
+    ) -> Response:
+        account = who.account
+        if field is not None:  # a slice costs the same whatever the part's size
+            return json(t.part_slice(account, at.agent, message, index, field, "0" if start is None else start, end,
+                                     at.call))  # fmt: skip
+        if start is not None or end is not None:
+            raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
+        whole_reads: Slots = request.app.state.whole_reads
+        heavy: Gate = request.app.state.heavy
+        size, chunks = heavy.streamed(
+            Gate.EVERYONE,
+            lambda: whole_reads.streamed(who.slot, lambda: t.part_stream(account, at.agent, message, index, at.call)),
+        )
+        return StreamingResponse(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+
+    @reads.get(
+        "/events",
+        summary="Server-sent events: each changed message, cut",
+        response_class=StreamingResponse,
+        responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, *auth, 404, 429,
+                                  media="text/event-stream"),  # fmt: skip
+    )
+    def follow_events(
+        request: Request, t: T, at: At, who: Viewer = who_is, since: Since = 0, last_event_id: LastEventId = None
+    ) -> Response:
+        stream = events.follow(
+            t, request.app.state.hub, request.app.state.streams, who.account, at.agent, at.call,
+            since=since if last_event_id is None else last_event_id, slot=who.slot,
+            allowed=lambda: who.still(at.agent, at.call), check_seconds=who.check_seconds,
+            disconnected=request.is_disconnected,
+        )  # fmt: skip
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+
+    return reads
 
 
-@conversation.get(
-    "/events",
-    summary="Server-sent events: each changed message, cut",
-    response_class=StreamingResponse,
-    responses=schemas.answers({200: ({"type": "string"}, EVENTS)}, 400, 401, 404, 429, media="text/event-stream"),
-)
-def follow_events(
-    request: Request, t: T, who: Reader, at: At, since: Since = 0, last_event_id: LastEventId = None
-) -> Response:
-    stream = events.follow(
-        t, request.app.state.hub, request.app.state.streams, who, at.agent, at.call,
-        since=since if last_event_id is None else last_event_id, token=token_of(request),
-        disconnected=request.is_disconnected,
-    )  # fmt: skip
-    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
-    return StreamingResponse(stream, media_type="text/event-stream", headers=headers)
+conversation.include_router(conversation_reads(account_viewer))
 
 
 @router.get(

@@ -178,6 +178,13 @@ NEW_AGENT: Schema = {
     "required": ["workspace_id"],
     "properties": {"workspace_id": {"type": "string", "format": "uuid"}, "title": {"type": "string"}},
 }
+NEW_SHARE: Schema = {
+    "type": "object",
+    "properties": {
+        "expires_in": {"type": "integer", "minimum": 1, "maximum": 10 * 366 * 24 * 3600,
+                       "description": "seconds until it expires; without it, it never does"},
+    },
+}
 
 
 def components() -> dict[str, Schema]:
@@ -188,6 +195,7 @@ def components() -> dict[str, Schema]:
         "Message": read_message(),
         "CutRef": CUT_REF,
         "NewAgent": NEW_AGENT,
+        "ShareRequest": NEW_SHARE,
         "PartOrSlice": {"oneOf": [ref("UIPart"), Slice.model_json_schema()]},
     }
 
@@ -200,9 +208,9 @@ def stream_body() -> Schema:
     return {"requestBody": {"required": True, "content": {"text/event-stream": {"schema": schema}}}}
 
 
-def body(name: str) -> Schema:
+def body(name: str, required: bool = True) -> Schema:
     """``openapi_extra`` for a route whose JSON body is read by hand (routes.body)."""
-    return {"requestBody": {"required": True, "content": {"application/json": {"schema": ref(name)}}}}
+    return {"requestBody": {"required": required, "content": {"application/json": {"schema": ref(name)}}}}
 
 
 Message = Annotated[dict[str, Any], WithJsonSchema(ref("Message"))]
@@ -275,10 +283,8 @@ class Prices(BaseModel):
     version: str | None = Field(description="the installed genai-prices version, which dates its table")
 
 
-class AgentSummary(BaseModel):
+class AgentFacts(BaseModel):
     id: str
-    workspace_id: str
-    owner_id: str
     title: str | None
     created_at: str = Field(description="ISO 8601, UTC")
     updated_at: str = Field(description="ISO 8601, UTC: the last write to it or to one of its subagents")
@@ -294,10 +300,48 @@ class AgentSummary(BaseModel):
     live: bool = Field(description="written to in the last 5 minutes")
 
 
+class AgentSummary(AgentFacts):
+    workspace_id: str
+    owner_id: str
+
+
 class Agent(AgentSummary):
     subagents: list[str] = Field(description="its subagents' call ids, oldest first")
     usage_by_model: list[ModelUsage] | None = Field(default=None, description="GET only: its usage, model by model")
     prices: Prices | None = Field(default=None, description="GET only: the price table")
+
+
+class SharedAgent(AgentFacts):
+    """An agent as a share shows it: neither its workspace nor its owner."""
+
+    subagents: list[str] = Field(description="its subagents' call ids, oldest first")
+    usage_by_model: list[ModelUsage] = Field(description="its usage, model by model")
+    prices: Prices = Field(description="the price table")
+
+
+class Share(BaseModel):
+    """A share link: whoever holds its token reads one agent and its subagents, and nothing else."""
+
+    id: str = Field(description="the share's id: what revokes it")
+    agent_id: str
+    created_at: str = Field(description="ISO 8601, UTC")
+    expires_at: str | None = Field(description="ISO 8601, UTC; null: it never expires")
+
+
+class NewShare(Share):
+    url: str = Field(description="the panel's address of the share, /s/{token}: it opens without signing in")
+    token: str = Field(description="the share's bearer secret, shown once (only its hash is kept)")
+
+
+class Shares(BaseModel):
+    shares: list[Share] = Field(description="oldest first; expired ones are left out")
+
+
+class Opened(BaseModel):
+    """What a share opens."""
+
+    agent_id: str = Field(description="the agent the share opens (with its subagents)")
+    expires_at: str | None = Field(description="ISO 8601, UTC; null: it never expires")
 
 
 class Facet(BaseModel):
@@ -442,3 +486,11 @@ def success(what: Shape, text: str, media: str) -> dict[str, Any]:
     if isinstance(what, dict):
         return {"description": text, "content": {media: {"schema": what}}}
     return {"description": text, **({"model": what} if what else {})}
+
+
+def exported() -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of the export: a JSON document, Markdown or HTML, by ``format``."""
+    found = answers({200: ({"type": "object"}, "the whole export, streamed")}, 400, 401, 404, 429, 503)
+    found[200]["content"].update({"text/markdown": {"schema": {"type": "string"}},
+                                  "text/html": {"schema": {"type": "string"}}})  # fmt: skip
+    return found

@@ -33,6 +33,10 @@ from .settings import Settings
 
 log = logging.getLogger("foldline")
 SECRET_QUERY = re.compile(r"(?i)((?:^|[?&])(?:token|access_token)=)[^&\s\"]*")
+# A share link's token is in its path: the panel's /s/{token} and the API's /api/shared/{token}/….
+SHARE_PATH = re.compile(r"(?:^|(?<=[\s\"']))(/s/|/api/shared/)[^/?#\s\"]+")
+# What a search looks for is in its query string (q=…): a search's address is logged without it.
+SEARCH_QUERY = re.compile(r"((?:^|(?<=[\s\"']))/api/(?:shared/[^/?#\s\"]+/)?search)\?[^\s\"]*")
 
 
 class GuardedH11(H11Protocol):
@@ -99,7 +103,9 @@ def guarded(settings: Settings) -> type[GuardedH11]:
 
 
 class RedactSecrets(logging.Filter):
-    """Replace a token in a logged address (``?token=…``) with ``[redacted]``."""
+    """Keep secrets out of a logged address: a token (``?token=…``) and a share link's token
+    (``/s/…``, ``/api/shared/…``) become ``[redacted]``, and a search's query string (what it
+    looked for) is left out, its path kept."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if isinstance(record.args, tuple) and record.args:
@@ -110,7 +116,8 @@ class RedactSecrets(logging.Filter):
 
 
 def redact(text: str) -> str:
-    return SECRET_QUERY.sub(r"\1[redacted]", text)
+    text = SHARE_PATH.sub(r"\1[redacted]", SECRET_QUERY.sub(r"\1[redacted]", text))
+    return SEARCH_QUERY.sub(r"\1?[redacted]", text)
 
 
 class HoldRepeats(logging.Filter):

@@ -38,6 +38,17 @@ def default_redact_rules() -> Path | None:
     return Path(raw) if raw else None
 
 
+IMPORT_MAX_LINE = 256 * 2**20  # bytes: a longer line of a JSONL log is skipped by an import
+
+
+def import_max_line() -> int:
+    """The longest line of a JSONL log an import reads (``FOLDLINE_IMPORT_MAX_LINE``, bytes)."""
+    found = int(env_number("FOLDLINE_IMPORT_MAX_LINE", str(IMPORT_MAX_LINE)))
+    if found < 1:
+        raise ValueError("FOLDLINE_IMPORT_MAX_LINE must be at least 1 byte")
+    return found
+
+
 @dataclass(frozen=True)
 class Settings:
     db: str = field(default_factory=default_db)
@@ -79,6 +90,9 @@ class Settings:
     # of extra rules and an allowlist (foldline.redaction.config).
     redact: bool = field(default_factory=default_redact)
     redact_rules: Path | None = field(default_factory=default_redact_rules)
+    # The longest line of a JSONL log (and the largest JSON document) an import reads, in bytes:
+    # a longer one is skipped and reported in the summary (docs/import.md).
+    import_max_line: int = field(default_factory=import_max_line)
 
     def __post_init__(self) -> None:
         if self.bound < 2:
@@ -100,5 +114,7 @@ class Settings:
             from .redaction import load  # a rules file that cannot be used is said at once
 
             load(self.redact_rules)
+        if self.import_max_line < 1:
+            raise ValueError("FOLDLINE_IMPORT_MAX_LINE must be at least 1 byte")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):
             raise ValueError("FOLDLINE_SQLITE_SYNCHRONOUS is 'full' or 'normal'")

@@ -24,6 +24,7 @@ NAMES = {
     "windsurf": "Windsurf",
     "pi": "pi",
     "droid": "Factory Droid",
+    "antigravity": "Google Antigravity",
     "api": "API",
 }
 SOURCES = tuple(NAMES)

@@ -8,6 +8,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Page, expect
@@ -377,6 +378,7 @@ def test_hostile_text_executes_nothing(signed_in: Page, panel: Panel) -> None:
 
 
 def test_copy_and_downloads_hold_the_whole_transcript(signed_in: Page, panel: Panel) -> None:
+    # Copy and every Download are the server's export (GET …/export), whole, never the cut form.
     agent, mid = conversation(panel, "export me")
     open_agent(signed_in, agent)
     signed_in.click("button.copy-transcript")
@@ -385,13 +387,16 @@ def test_copy_and_downloads_hold_the_whole_transcript(signed_in: Page, panel: Pa
     assert BIG.rstrip("\n") in copied  # whole, never the cut form
     assert "Run the **tests**, please." in copied
 
-    with signed_in.expect_download() as got:
-        signed_in.click("button.download-md")
-    path = got.value.path()
-    assert Path(path).read_text(encoding="utf-8") == copied
-
-    with signed_in.expect_download() as got:
-        signed_in.click("button.download-json")
-    data = json.loads(Path(got.value.path()).read_text(encoding="utf-8"))
+    exported = {}
+    for format in ("md", "html", "json"):
+        with signed_in.expect_download() as got:
+            signed_in.click(f"a.download-{format}")
+        assert got.value.suggested_filename == f"export-me.{format}"
+        exported[format] = Path(got.value.path()).read_text(encoding="utf-8")
+        with httpx.Client(base_url=panel.url, headers={"Authorization": f"Bearer {panel.token}"}) as http:
+            assert exported[format] == http.get(f"/api/agents/{agent}/export", params={"format": format}).text
+    assert exported["md"] == copied
+    data = json.loads(exported["json"])
     assert data["messages"] == panel.client.messages(agent)["messages"]
     assert data["messages"][1]["parts"][2]["output"] == BIG
+    assert exported["html"].startswith("<!doctype html>")

@@ -25,7 +25,7 @@ def test_the_toolbar_and_the_agents_facts_stay_in_reach_at_the_newest_end(signed
     for control in [
         signed_in.get_by_role("button", name="Copy transcript"),
         outline,
-        signed_in.get_by_role("button", name="Download JSON"),
+        signed_in.get_by_role("link", name="Download JSON"),
         signed_in.locator(".agent-summary"),
     ]:
         expect(control).to_be_in_viewport()

@@ -29,6 +29,7 @@ LISTS = {
     "workspace": "foldline workspace list",
     "membership": "foldline workspace list",
     "token": "foldline account tokens ACCOUNT_ID",
+    "share": "foldline share list",
 }
 
 

@@ -30,6 +30,8 @@ def report(summary: Summary, as_json: bool) -> None:
     click.echo(summary.line())
     for path, reason in summary.skipped:
         click.echo(f"  skipped {path}: {reason}")
+    for path, _, reason in summary.foreign:
+        click.echo(f"  {path}: {reason}")
 
 
 @click.command("import")

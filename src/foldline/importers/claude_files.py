@@ -7,6 +7,7 @@ disk is a session of its own (an orphan).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from .codex import is_codex_line
@@ -103,4 +104,5 @@ def groups(head: Head, finding: Finding) -> None:
 
 
 def locations() -> list[Path]:
-    return [Path.home() / ".claude" / "projects"]
+    """``~/.claude/projects``; ``$CLAUDE_CONFIG_DIR`` replaces ``~/.claude``, as in Claude Code."""
+    return [Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"]

@@ -14,6 +14,8 @@ from typing import Any
 
 import orjson
 
+from .jsonl import check_size
+
 OPENERS = {ord("{"): ord("}"), ord("["): ord("]")}
 CLOSERS = {ord("}"), ord("]")}
 QUOTE, BACKSLASH = ord('"'), ord("\\")
@@ -21,7 +23,9 @@ CUTS_TRIED = 16  # the last closed values tried as a cut, newest first
 
 
 def read_document(path: Path) -> Any:
-    """The JSON document in ``path``, or its readable part when it breaks off; None if none is."""
+    """The JSON document in ``path``, or its readable part when it breaks off; None if none is.
+    A document larger than the import's bound is refused (``jsonl.TooLarge``, an ``OSError``)."""
+    check_size(path)
     data = path.read_bytes()
     try:
         return orjson.loads(data)

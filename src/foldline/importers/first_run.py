@@ -1,7 +1,8 @@
 """The first run of ``foldline serve``: something real to look at, at once.
 
 When the local workspace has no agents yet, the user's own sessions of every agent Foldline
-reads (Claude Code's ``~/.claude/projects``, Codex's ``$CODEX_HOME/sessions``…) are imported
+reads (each format's ``locations()``, docs/import.md's table: Claude Code's
+``~/.claude/projects``, Codex's ``$CODEX_HOME/sessions``…) are imported
 into it; on a machine with none, the sample sessions shipped with Foldline are, once, into a
 workspace of their own, "Samples" (``Transcripts.make_samples_workspace``), so they are never
 taken for the user's own and ``foldline samples remove`` (or the panel's button) removes them all.

@@ -113,6 +113,7 @@ def registered() -> tuple[Format, ...]:
     from . import (
         aider,
         amp,
+        antigravity,
         claude_code,
         codex,
         continue_cli,
@@ -147,6 +148,7 @@ def registered() -> tuple[Format, ...]:
         pi.FORMAT,
         droid.FORMAT,
         windsurf.FORMAT,
+        antigravity.FORMAT,
     )
 
 

@@ -36,7 +36,7 @@ import orjson
 from ..registry import Registry
 from .document import file_time, read_document
 from .formats import Finding, Format, Group, Head
-from .jsonl import read_lines
+from .jsonl import first_raw_line, read_lines
 from .session import (
     Conversation,
     Json,
@@ -96,8 +96,7 @@ def load(path: Path) -> tuple[Json, list[Json]]:
 
 def first_line_is_json(path: Path) -> bool:
     """Whether the file is a JSONL log (a pretty-printed document's first line is only ``{``)."""
-    with path.open("rb") as f:
-        line = f.readline()
+    line = first_raw_line(path)
     try:
         orjson.loads(line)
     except orjson.JSONDecodeError:

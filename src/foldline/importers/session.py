@@ -95,6 +95,35 @@ class Conversation:
         return made, True
 
 
+def file_stamp(path: Path) -> str | None:
+    """A file's modification time in the store's form, or None if it cannot be read."""
+    try:
+        return iso_time(datetime.fromtimestamp(path.stat().st_mtime, UTC).isoformat())
+    except OSError:
+        return None
+
+
+def date_untimed(conv: Conversation, fallback: str | None) -> None:
+    """Date what the log left undated: a conversation with no time at all runs at ``fallback``
+    (its file's modification time); a message without ``metadata.timestamp`` takes the last time
+    stated before it (``conv.first_at`` before the first), and where that is the file's time it is
+    marked ``metadata.timestampFrom: "file"``. So no message is dated by the import, nor priced
+    on the import's day."""
+    if conv.first_at is None and fallback is not None:
+        conv.first_at = conv.last_at = fallback
+    from_file = fallback is not None and conv.first_at == fallback  # the format dated it by its file too
+    last = conv.first_at
+    for message in conv.messages:
+        meta = message.setdefault("metadata", {})
+        if isinstance(meta.get("timestamp"), str) and iso_time(meta["timestamp"]):
+            last = meta["timestamp"]
+            from_file = False
+        elif last is not None:
+            meta["timestamp"] = last
+            if from_file:
+                meta["timestampFrom"] = "file"
+
+
 @dataclass
 class Session:
     """One agent to write: its conversation and its subagents' conversations by call id."""
@@ -106,6 +135,12 @@ class Session:
     subagents: dict[str, Conversation] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     parent: tuple[str, str] | None = None  # (parent session id, call) for a subagent rollout of another session
+
+    def date_untimed(self) -> None:
+        """Date each conversation's undated messages (:func:`date_untimed`), by the main file's time."""
+        fallback = file_stamp(Path(self.source))
+        for conv in (self.main, *self.subagents.values()):
+            date_untimed(conv, fallback)
 
     @property
     def title(self) -> str:

@@ -13,6 +13,8 @@ class Summary:
     parts: int = 0  # parts of those messages
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     unchanged: int = 0  # sessions found already up to date
+    # (path, claimed session, what was done): files claiming a session another file was first imported from
+    foreign: list[tuple[str, str, str]] = field(default_factory=list)
     forgotten: int = 0  # sessions whose agent was deleted with --forget: passed over
 
     def add(self, other: Summary) -> None:
@@ -21,6 +23,7 @@ class Summary:
         self.parts += other.parts
         self.skipped.extend(other.skipped)
         self.unchanged += other.unchanged
+        self.foreign.extend(other.foreign)
         self.forgotten += other.forgotten
 
     def to_json(self) -> dict[str, Any]:
@@ -29,6 +32,7 @@ class Summary:
             "messages": self.messages,
             "parts": self.parts,
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
+            "foreign": [{"path": path, "session": session, "reason": reason} for path, session, reason in self.foreign],
             "forgotten": self.forgotten,
         }
 
@@ -40,4 +44,6 @@ class Summary:
             text += f", {self.forgotten} deleted sessions passed over (deleted with --forget)"
         if self.skipped:
             text += f", skipped {len(self.skipped)} files"
+        if self.foreign:
+            text += f", {len(self.foreign)} files claiming another file's session imported apart"
         return text

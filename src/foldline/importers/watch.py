@@ -1,5 +1,11 @@
 """Following session folders live: new lines (or rewritten files) are imported as the agents write them.
 
+A JSONL log is appended to; a JSON document (Gemini CLI's chat, Amp's thread, VS Code's chat,
+Continue's session) is rewritten whole, in place or renamed over the old one; a SQLite store
+(Crush, opencode) is written to its ``-wal`` (the db itself changes only at a checkpoint). Each
+is re-read when it changes: a change to a store's ``<db>-wal`` re-reads ``<db>``, from a copy,
+and writes only the messages that changed, like any other re-import.
+
 ``follow`` runs in the foreground (``foldline import --watch``); a :class:`Watcher` runs the
 same loop in a background thread that the app starts and stops with itself (``foldline serve
 --watch`` passes it to ``create_app``). Each change re-imports only the sessions whose files changed, and of those only
@@ -24,8 +30,27 @@ from .summary import Summary
 log = logging.getLogger(__name__)
 
 
+WAL = "-wal"  # a SQLite store's write-ahead log, beside it: ``<db>-wal``
+
+
 def is_log(change: watchfiles.Change, path: str) -> bool:
-    return change != watchfiles.Change.deleted and path.endswith(suffixes())
+    """Whether a change may be a session's: a file some format reads, or a store's ``-wal``."""
+    if change == watchfiles.Change.deleted:
+        return False
+    return path.endswith(suffixes()) or (path.endswith(WAL) and path[: -len(WAL)].endswith(suffixes()))
+
+
+def changed_logs(changes: set[tuple[watchfiles.Change, str]]) -> list[str]:
+    """The files to import again for some changes: a ``-wal`` stands for its store."""
+    found = {path[: -len(WAL)] if path.endswith(WAL) else path for _, path in changes}
+    return sorted(path for path in found if Path(path).is_file())
+
+
+def own_store(transcripts: Transcripts) -> Path | None:
+    """The file of the store being written to, when it is a SQLite file (its writes change its
+    ``-wal`` all the time: never a reason to read it)."""
+    db = transcripts.settings.db
+    return None if "://" in db else Path(db).expanduser().resolve()
 
 
 def follow(
@@ -36,9 +61,11 @@ def follow(
     on_import: Callable[[Summary], None] | None = None,
     stop: threading.Event | None = None,
 ) -> None:
-    """Import the changed session files under ``paths`` until ``stop`` is set (or forever)."""
+    """Import the changed session files under ``paths`` until ``stop`` is set (or forever).
+    Foldline's own SQLite store, if it lies under them, is never read as an agent's."""
+    own = own_store(transcripts)
     for changes in watchfiles.watch(*paths, watch_filter=is_log, stop_event=stop, debounce=300, step=100):
-        changed = sorted({path for _, path in changes if Path(path).is_file()})
+        changed = [path for path in changed_logs(changes) if Path(path).resolve() != own]
         if not changed:
             continue
         try:

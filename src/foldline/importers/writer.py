@@ -31,7 +31,7 @@ from .summary import Summary
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.
-IMPORTER_VERSION = 5
+IMPORTER_VERSION = 6  # 6: undated messages dated by the log's times or its file's, never the import's
 # A session's new messages go to the write door in batches of one transaction each
 # (``Transcripts.put_messages``): at most this many messages, or this many bytes of their JSON.
 BATCH_MESSAGES = 500
@@ -73,8 +73,15 @@ def decode_state(raw: str | None) -> Json:
 
 
 def marked(message: Json) -> tuple[str, int]:
-    """A message's short hash, and the size of its JSON."""
+    """A message's short hash, and the size of its JSON. A time taken from the file
+    (``metadata.timestampFrom: "file"``) is not hashed: it moves each time the file is written,
+    so a message keeps the time it was first imported with (about when it was written)."""
     text = orjson.dumps(message, option=orjson.OPT_SORT_KEYS)
+    meta = message.get("metadata")
+    if isinstance(meta, dict) and meta.get("timestampFrom") == "file":
+        kept = {**message, "metadata": {k: v for k, v in meta.items() if k != "timestamp"}}
+        hashed = orjson.dumps(kept, option=orjson.OPT_SORT_KEYS)
+        return hashlib.blake2b(hashed, digest_size=8).hexdigest(), len(text)
     return hashlib.blake2b(text, digest_size=8).hexdigest(), len(text)
 
 
@@ -179,16 +186,29 @@ class Writer:
 
     def load_state(self, main: Path, key: str) -> Json:
         """What the last imports saved: ``files`` and ``version`` of the file ``main`` (the last
-        import from that path), ``hashes`` of the session ``key`` (from whatever path)."""
+        import from that path), ``hashes`` and ``source`` of the session ``key`` (from whatever
+        path; ``source`` is the main file it was first imported from)."""
         state = decode_state(self.t.import_state(self.account, self.workspace, str(main)))
         session = decode_state(self.t.import_state(self.account, self.workspace, session_source(key)))
         if isinstance(session.get("hashes"), dict):
             state["hashes"] = session["hashes"]
+        state.pop("source", None)
+        if isinstance(session.get("source"), str):
+            state["source"] = session["source"]
         return state
 
-    def save_state(self, main: Path, key: str, files: Any, hashes: Any) -> None:
-        """Save the session's hashes (first: a file's record says it was imported) and the file's."""
-        session = {"hashes": hashes, "version": IMPORTER_VERSION}
+    def file_key(self, main: Path, key: str) -> str:
+        """The session key the last import from ``main`` wrote under: ``key``, or the key derived
+        from it when ``main`` claimed a session first imported from another file."""
+        found = decode_state(self.t.import_state(self.account, self.workspace, str(main))).get("key")
+        return found if isinstance(found, str) and found.startswith(f"{key}@") else key
+
+    def save_state(self, main: Path, key: str, files: Any, hashes: Any, source: str) -> None:
+        """Save the session's hashes and source (first: a file's record says it was imported) and the file's."""
+        session = {"hashes": hashes, "version": IMPORTER_VERSION, "source": source}
         self.t.save_import_state(self.account, self.workspace, session_source(key), orjson.dumps(session).decode())
-        state = {"files": files, "version": IMPORTER_VERSION}
+        self.save_file_state(main, key, files)
+
+    def save_file_state(self, main: Path, key: str, files: Any) -> None:
+        state = {"files": files, "version": IMPORTER_VERSION, "key": key}
         self.t.save_import_state(self.account, self.workspace, str(main), orjson.dumps(state).decode())

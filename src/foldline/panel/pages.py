@@ -27,7 +27,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
-from ..errors import Unauthorized
+from ..errors import NotFound, Unauthorized
 from ..pool import in_pool
 from ..routes import TOKEN_COOKIE
 from ..service import Transcripts
@@ -188,6 +188,29 @@ async def shell(request: Request) -> Response:
     return _page(shell_page()) if agent is None else transcript_shell(request, account, agent)
 
 
+GONE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Not found · Foldline</title><link rel="icon" href="data:,">
+<link rel="stylesheet" href="/static/panel.css"></head>
+<body class="signin"><main class="signin-box">
+<h1>Foldline</h1>
+<p class="notice" role="alert">This share link is not valid: it was revoked, or it expired.</p>
+</main></body></html>
+"""
+
+
+async def shared_shell(request: Request) -> Response:
+    """A share link's panel (``/s/{token}``): its one agent, read-only, with no sign-in; the one
+    not-found page for a share that does not open (unknown, revoked or expired)."""
+    t = _transcripts(request)
+    try:
+        share = await in_pool(request, t.shared, request.path_params["token"])
+    except NotFound:
+        return HTMLResponse(GONE, status_code=404, headers={**PAGE_HEADERS, "Referrer-Policy": "no-referrer"})
+    return transcript_shell(request, share.account, share.agent_id, shared=True)
+
+
 async def signin(request: Request) -> Response:
     error = ERRORS.get(request.query_params.get("error") or "", "")
     return signin_page(_safe_next(request.query_params.get("next")), error, current=_current(request))
@@ -312,6 +335,10 @@ def mount(app: FastAPI) -> None:
     agent = {"parameters": [{"name": "agent", "in": "path", "required": True, "schema": {"type": "string"}}]}
     page_route(app, "/", shell, "GET", pages, summary="The panel")
     page_route(app, "/agents/{agent}", shell, "GET", pages, summary="One transcript in the panel", openapi_extra=agent)
+    share = {"parameters": [{"name": "token", "in": "path", "required": True, "schema": {"type": "string"}}]}
+    page_route(app, "/s/{token}", shared_shell, "GET", {200: HTML, 404: HTML},
+               summary="A share link: one agent's transcript, read-only, without signing in",
+               openapi_extra=share)  # fmt: skip
     page_route(app, "/signin", signin, "GET", {200: HTML}, summary="The sign-in page",
                openapi_extra={"parameters": QUERY})  # fmt: skip
     page_route(app, "/signin", signin_post, "POST", {303: REDIRECT, 401: HTML, 403: HTML, 413: TOO_LARGE},

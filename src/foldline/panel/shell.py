@@ -28,6 +28,7 @@ from fastapi.responses import Response, StreamingResponse
 from ..errors import FoldlineError
 from ..pool import in_pool
 from ..service import Transcripts
+from ..service.shares import as_shared
 from .assets import BUNDLE, STATIC
 
 FIRST_PAGE = 15  # the newest messages a transcript opens on: static/transcript.js's PAGE
@@ -57,16 +58,18 @@ def shell_parts() -> tuple[str, str]:
     return head, FIRST_VIEW_PLACE + rest
 
 
-def first_view(t: Transcripts, account: str, agent: str) -> bytes | None:
+def first_view(t: Transcripts, account: str, agent: str, shared: bool = False) -> bytes | None:
     """What a transcript's first view draws, as the API would answer ``account``: the agent and
     its newest page (``{"agent": …, "page": …}``), or ``None`` when it may not read it (the panel
-    then asks the API, which says why).
+    then asks the API, which says why). ``shared``: as a share link's API answers (the agent
+    without its workspace and owner).
 
     It goes in the shell as ``<script type="application/json">``, which runs nothing and ends only
     at ``</script``: every ``<`` is written ``\\u003c`` (the same string to ``JSON.parse``).
     """
     try:
-        info = orjson.dumps(t.agent(account, agent))
+        found = t.agent(account, agent)
+        info = orjson.dumps(as_shared(found) if shared else found)
         page = t.page_json(account, agent, cut=True, limit=FIRST_PAGE)
     except FoldlineError:
         return None
@@ -149,10 +152,11 @@ def shell_page(data: bytes | None = None) -> bytes:
     return head.encode() + held(data) + rest.encode()
 
 
-def transcript_shell(request: Request, account: str, agent: str) -> Response:
+def transcript_shell(request: Request, account: str, agent: str, shared: bool = False) -> Response:
     """A transcript's shell for ``account``: the head at once, then its first view, read
     meanwhile in the database's pool (a first view that cannot be read is left out: the panel
-    then reads the API, which says why)."""
+    then reads the API, which says why). ``shared``: a share link's, whose first view is as the
+    share's API answers and whose address (it holds the share's token) is sent to no other site."""
     gzipped = "gzip" in request.headers.get("accept-encoding", "")
     head, rest = HEADS.current(), shell_parts()[1].encode()
     packer = head.zip.copy() if gzipped else None
@@ -161,7 +165,7 @@ def transcript_shell(request: Request, account: str, agent: str) -> Response:
     async def pieces() -> AsyncIterator[bytes]:
         yield head.packed if packer else head.raw
         try:
-            data = await in_pool(request, first_view, t, account, agent)
+            data = await in_pool(request, first_view, t, account, agent, shared)
         except Exception:
             log.exception("a transcript's first view could not be read for its shell")
             data = None
@@ -169,6 +173,8 @@ def transcript_shell(request: Request, account: str, agent: str) -> Response:
         yield packer.compress(tail) + packer.flush(zlib.Z_FINISH) if packer else tail
 
     headers = {**PAGE_HEADERS, "Content-Security-Policy": head.csp}
+    if shared:
+        headers["Referrer-Policy"] = "no-referrer"
     if gzipped:
         headers |= {"Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
     return StreamingResponse(pieces(), media_type="text/html; charset=utf-8", headers=headers)

@@ -16,10 +16,7 @@ from ..search.query import parse_offset
 from ..store import Conversation, MessageRow, PageRead
 from ..wire import parse_before, parse_index
 from .core import Core, Json, canonical_uuid, is_call
-from .stored import as_bytes, decoded, readable
-
-# Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
-ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"', b'"createdAt"')
+from .stored import as_bytes, as_stored, decoded, readable
 
 
 class Reads(Core):
@@ -103,12 +100,7 @@ class Reads(Core):
             if n:
                 out.append(b",")
             head = as_bytes(head)
-            if (
-                checked != stamp
-                or head[-1:] != b"}"
-                or any(key in head for key in ADDED_KEYS)
-                or (retired and any(tool in retired for _, _, tool, _, _ in mine))
-            ):
+            if not as_stored(head, checked, [tool for _, _, tool, _, _ in mine], stamp, retired):
                 row = MessageRow(message_id, position, seq, head, [(i, b, r) for _, i, _, b, r in mine], checked,
                                  [tool for _, _, tool, _, _ in mine], created_at)  # fmt: skip
                 out.append(orjson.dumps(readable(row, self.registry, dated=dated)))

@@ -32,6 +32,21 @@ def as_bytes(text: str | bytes) -> bytes:
     return text if isinstance(text, bytes) else text.encode()
 
 
+# Keys a stored head may not hold for its message to be sent from its stored text (a read adds them).
+ADDED_KEYS = (b'"parts"', b'"cutParts"', b'"skippedParts"', b'"createdAt"')
+
+
+def as_stored(head: bytes, checked: str | None, tools: list[str | None], stamp: str, retired: frozenset[str]) -> bool:
+    """Whether a read sends a message from its stored texts as they are: its stamp is today's,
+    its head is an object without the keys a read adds, and none of its parts' tools is retired."""
+    return (
+        checked == stamp
+        and head[-1:] == b"}"
+        and not any(key in head for key in ADDED_KEYS)
+        and not (retired and any(tool in retired for tool in tools))
+    )
+
+
 def decoded(text: str | bytes) -> Any:
     """A stored JSON text, or ``None`` when the row is not JSON (the read then drops it)."""
     try:

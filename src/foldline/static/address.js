@@ -3,11 +3,14 @@
 // (`call` only for a subagent's message). Read leniently: `call` in the query or the fragment,
 // `start=` for `at=`, and `end=` when present (it is never written).
 
+import { shareToken } from "./api.js";
+
 const FIELDS = new Set(["text", "output", "errorText", "input"]);
 const WHOLE = /^\d{1,15}$/;
 
+// In a share link's panel, a place is in the share's own address (/s/{token}).
 export function hitAddress(hit) {
-  let path = "/agents/" + encodeURIComponent(hit.agent_id);
+  let path = shareToken == null ? "/agents/" + encodeURIComponent(hit.agent_id) : "/s/" + encodeURIComponent(shareToken);
   if (hit.call != null) path += "?call=" + encodeURIComponent(hit.call);
   const fragment = ["msg=" + encodeURIComponent(hit.message_id), "part=" + hit.part, "field=" + encodeURIComponent(hit.field), "at=" + hit.start];
   return path + "#" + fragment.join("&");

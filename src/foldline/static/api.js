@@ -1,4 +1,10 @@
 // The API as the panel calls it: same-origin GETs carry the HttpOnly sign-in cookie.
+// Opened from a share link (/s/{token}), every read goes under /api/shared/{token} instead, and
+// the panel shows only what a share may read (its one agent and its subagents).
+
+const SHARED = /^\/s\/([^/]+)\/?$/.exec((globalThis.location && globalThis.location.pathname) || "");
+export const shareToken = SHARED ? decodeURIComponent(SHARED[1]) : null;
+const API = shareToken == null ? "/api" : "/api/shared/" + encodeURIComponent(shareToken);
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -15,7 +21,7 @@ export async function getJson(path, { signal } = {}) {
     if (error.name === "AbortError") throw error;
     throw new ApiError(0, "the server could not be reached");
   }
-  if (response.status === 401) {
+  if (response.status === 401 && shareToken == null) {
     location.assign("/signin?next=" + encodeURIComponent(location.pathname));
     throw new ApiError(401, "signed out");
   }
@@ -32,9 +38,19 @@ export async function getJson(path, { signal } = {}) {
   return body;
 }
 
+// An agent's path in the API (a share's, in a share link's panel).
+export function agentPath(agent) {
+  return API + "/agents/" + encodeURIComponent(agent);
+}
+
+// What a share link opens: {agent_id, expires_at}.
+export function openedShare() {
+  return getJson(API);
+}
+
 // The base path of a conversation: an agent, or one of its subagents.
 export function conversationPath(agent, call) {
-  const base = "/api/agents/" + encodeURIComponent(agent);
+  const base = agentPath(agent);
   return call == null ? base : base + "/subagents/" + encodeURIComponent(call);
 }
 
@@ -66,5 +82,5 @@ export function search({ q, agent = null, limit = 20, cursor = null }, { signal 
   const query = new URLSearchParams({ q, limit: String(limit) });
   if (agent != null) query.set("agent", agent);
   if (cursor != null) query.set("cursor", cursor);
-  return getJson("/api/search?" + query.toString(), { signal });
+  return getJson(API + "/search?" + query.toString(), { signal });
 }

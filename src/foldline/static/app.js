@@ -1,10 +1,13 @@
 // The panel: the agents of each workspace, and an agent's transcript at /agents/{agent}.
+// Opened from a share link (/s/{token}), it shows that one agent read-only: no agents list, no
+// search across the workspace, no account, nothing that writes.
 
 import { addressTarget, hitAddress, hitTarget } from "./address.js";
-import { ApiError, conversationPath, getJson, page } from "./api.js";
-import { copyText, download, toJson, toMarkdown, wholeTranscript } from "./export.js";
+import { ApiError, conversationPath, getJson, openedShare, page, shareToken } from "./api.js";
+import { FORMATS, copyText, downloadLink, exportText } from "./export.js";
+import { watchRedactions } from "./redactions.js";
 import { el } from "./dom.js";
-import { afterPaint, layAll, layOutScreen, shellFirstView } from "./firstview.js";
+import { afterPaint, firstViewAgent, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { relativeTime } from "./format.js";
 import { deleteButton } from "./remove.js";
 import { sampleBadge, samplesNote } from "./samples.js";
@@ -14,11 +17,14 @@ import { FindBar, SearchBox } from "./search.js";
 import { PAGE, Transcript, agentInfo, outlineButton, scrollToBottom } from "./transcript.js";
 
 const main = document.getElementById("main");
+watchRedactions(main);
 const crumb = document.getElementById("crumb");
 let current = null; // the transcript on screen
 let currentView = null; // {agent, transcript, status}
 let showing = null; // the token of the place being shown: a newer one makes it stale
-const whoAmI = getJson("/api/me"); // the signed-in account: its name in the bar, Delete for an owner
+// The signed-in account: its name in the bar, Delete for an owner. A share link has no account
+// (and writes nothing): it never asks, and nothing waiting on it is drawn.
+const whoAmI = shareToken == null ? getJson("/api/me") : new Promise(() => {});
 
 // An agent's title as plain text: imported titles are often a prompt's first line, in Markdown.
 function titleText(title) {
@@ -49,6 +55,7 @@ const SOURCES = {
   windsurf: "Windsurf",
   pi: "pi",
   droid: "Factory Droid",
+  antigravity: "Google Antigravity",
   api: "API",
 };
 const SORTS = [
@@ -259,13 +266,12 @@ function toolbar(info, status) {
       note(label + " failed: " + error.message);
     }
   };
-  bar.append(
-    button("Copy transcript", () => run("Copy transcript", () => copyText(wholeTranscript(info.id).then(toMarkdown))), "copy-transcript"),
-    button("Download Markdown", () => run("Download Markdown", async () => download(fileName(info, "md"), toMarkdown(await wholeTranscript(info.id)), "text/markdown")), "download-md"),
-    button("Download JSON", () => run("Download JSON", async () => download(fileName(info, "json"), toJson(await wholeTranscript(info.id)), "application/json")), "download-json"),
-    outlineButton(),
-    status,
-  );
+  // The export is a member's (GET /api/agents/{agent}/export): a share link's panel offers none.
+  const exports = shareToken != null ? [] : [
+    button("Copy transcript", () => run("Copy transcript", () => copyText(exportText(info.id, "md"))), "copy-transcript"),
+    ...Object.keys(FORMATS).map((format) => downloadLink(info.id, format, fileName(info, format))),
+  ];
+  bar.append(...exports, outlineButton(), status);
   whoAmI.then((me) => {
     const remove = deleteButton(info, me);
     if (remove) status.before(remove);
@@ -327,7 +333,8 @@ async function transcriptView(agent, target) {
     info = await reads.info;
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
-      main.replaceChildren(el("p", "notice", "This agent was not found, or you are not in its workspace."));
+      const gone = shareToken == null ? "This agent was not found, or you are not in its workspace." : "This share link is not valid: it was revoked, or it expired.";
+      main.replaceChildren(el("p", "notice", gone));
       return;
     }
     throw error;
@@ -404,9 +411,23 @@ function agentOf(path) {
   return match ? decodeURIComponent(match[1]) : null;
 }
 
+// A share link's agent: the shell's first view names it, else the API says.
+let sharedAgent = null;
+async function shareAgent() {
+  if (sharedAgent == null) sharedAgent = firstViewAgent() || (await openedShare()).agent_id;
+  return sharedAgent;
+}
+
 // Draw what the address says. On the same agent, only the place in it changes.
 async function route(target = addressTarget()) {
-  const agent = agentOf(location.pathname);
+  let agent;
+  try {
+    agent = shareToken == null ? agentOf(location.pathname) : await shareAgent();
+  } catch (error) {
+    main.replaceChildren(el("p", "notice", "This share link is not valid: it was revoked, or it expired."));
+    document.body.dataset.ready = "1";
+    return;
+  }
   if (agent !== null && currentView && currentView.agent === agent && current && !current.stopped) {
     if (target) await show(target, { focus: true }).catch(() => {});
     return;
@@ -432,14 +453,28 @@ function openHit(hit) {
 }
 
 const searchBox = new SearchBox({ onOpen: openHit });
-const searchButton = el("button", "search-open", "Search");
-searchButton.type = "button";
-searchButton.title = "Search every transcript (/ or Ctrl+K)";
-searchButton.setAttribute("aria-keyshortcuts", "/ Control+K Meta+K");
-searchButton.setAttribute("aria-haspopup", "dialog");
-searchButton.append(el("kbd", "", "/"));
-searchButton.addEventListener("click", () => searchBox.open());
-document.getElementById("crumb").after(searchButton);
+if (shareToken == null) {
+  const searchButton = el("button", "search-open", "Search");
+  searchButton.type = "button";
+  searchButton.title = "Search every transcript (/ or Ctrl+K)";
+  searchButton.setAttribute("aria-keyshortcuts", "/ Control+K Meta+K");
+  searchButton.setAttribute("aria-haspopup", "dialog");
+  searchButton.append(el("kbd", "", "/"));
+  searchButton.addEventListener("click", () => searchBox.open());
+  document.getElementById("crumb").after(searchButton);
+} else {
+  sharedBar();
+}
+
+// A share link's bar: the brand is not a link (there is no agents list to go to), no account, no sign-out.
+function sharedBar() {
+  const brand = document.querySelector(".bar .brand");
+  if (brand) brand.replaceWith(el("span", "brand", "Foldline"));
+  const signout = document.getElementById("signout");
+  if (signout) signout.closest("form").remove();
+  document.getElementById("who").textContent = "Shared, read-only";
+  document.body.classList.add("shared");
+}
 
 // Typing somewhere: `/` is a character there, not the shortcut.
 function typing(target) {
@@ -448,7 +483,7 @@ function typing(target) {
 }
 
 document.addEventListener("keydown", (event) => {
-  if (event.defaultPrevented) return;
+  if (event.defaultPrevented || shareToken != null) return; // a share searches only inside it (its find field)
   const k = event.key === "k" || event.key === "K";
   if (k && (event.ctrlKey || event.metaKey) && !event.altKey && !event.shiftKey) {
     event.preventDefault();

@@ -15,6 +15,17 @@ export function shellFirstView(agent) {
   }
 }
 
+// The agent of the first view the shell holds, without taking it (a share link's panel opens on it).
+export function firstViewAgent() {
+  const node = document.getElementById("first-view");
+  try {
+    const data = node ? JSON.parse(node.textContent) : null;
+    return data && data.agent && typeof data.agent.id === "string" ? data.agent.id : null;
+  } catch {
+    return null;
+  }
+}
+
 // A guess at a message's height while it is not laid out; once laid out, its own is kept.
 const GUESS = "auto 200px";
 

@@ -2,6 +2,7 @@
 // prompts, g/G to the first and last message, o/Enter opens (or closes) the current message's
 // folds, v switches the outline, ? lists the keys. `/` and Ctrl-K (search) live in app.js.
 
+import { shareToken } from "./api.js";
 import { el } from "./dom.js";
 import { loadStart, outlineOn, setOutline } from "./transcript.js";
 
@@ -14,9 +15,9 @@ export const KEYS = [
   ["G", "last message"],
   ["o / Enter", "open or close the current message's first fold (Shift-O: all of them)"],
   ["v", "outline: every message one line (its thought, text and tool call side by side), or whole again"],
-  ["/ or Ctrl-K", "search every transcript"],
+  ...(shareToken == null ? [["/ or Ctrl-K", "search every transcript"]] : []), // a share searches only inside it
   ["?", "this list"],
-  ["Escape", "close this list or the search box"],
+  ["Escape", shareToken == null ? "close this list or the search box" : "close this list"],
 ];
 
 // Typing somewhere: a key is a character there, not a shortcut.

@@ -1,7 +1,7 @@
 // A conversation on screen: the newest page first, older pages on scroll up, live follow over
 // server-sent events, and folds whose cut parts are read whole only when a person opens them.
 
-import { conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
+import { agentPath, conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
 import { cpLength, cpSlice } from "./marks.js";
 import { el } from "./dom.js";
 import { absoluteTime, clockTime, duration, formatTokens } from "./format.js";
@@ -886,5 +886,5 @@ function hasPendingTool(message) {
 }
 
 export async function agentInfo(agent) {
-  return getJson("/api/agents/" + encodeURIComponent(agent));
+  return getJson(agentPath(agent));
 }

@@ -7,7 +7,7 @@ connect, how to write, and how its engine indexes and matches text.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -93,6 +93,15 @@ class Backend(Protocol):
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         """Whether a part's tool is (``among``) or is not one of ``names``."""
+        ...
+
+    def byte_length(self, column: Any) -> Any:
+        """A text column's size in UTF-8 bytes."""
+        ...
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        """One part's stored JSON in UTF-8, in pieces of at most a MiB, read on ``conn`` (in its
+        snapshot) as they are asked for: an export reads a 100 MB part without holding it."""
         ...
 
     # -- migrations ----------------------------------------------------------------------

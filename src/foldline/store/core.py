@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select
 
 from .backend import Backend
 from .rows import Conversation, Matched, SeqChecks, now
@@ -133,6 +133,17 @@ class Hooks(Backend):
 
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         return parts.c.tool.in_(names) if among else parts.c.tool.not_in(names)
+
+    def byte_length(self, column: Any) -> Any:
+        return func.octet_length(column)
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        p = parts.c
+        found = conn.execute(
+            select(p.body).where(p.conversation_id == conversation_id, p.message_id == message_id, p.idx == idx)
+        ).first()
+        if found is not None:
+            yield found.body if isinstance(found.body, bytes) else found.body.encode()
 
     def _prepare(self, statement: Any) -> Prepared:
         compiled = statement.compile(dialect=self.engine.dialect, compile_kwargs={"render_postcompile": True})

@@ -296,3 +296,25 @@ def index_later_v9(conn: Connection, backend: Backend) -> None:
     partial, over the indexed chunks only)."""
     conn.exec_driver_sql("ALTER TABLE part_text ADD COLUMN pending BOOLEAN NOT NULL DEFAULT FALSE")
     backend.index_later(conn)
+
+
+# -- 10: share links: one agent's transcript, read by whoever holds the link ------------------
+
+v10 = MetaData()
+
+Table(
+    "shares",
+    v10,
+    Column("id", String(ID), primary_key=True),
+    Column("hash", String(64), nullable=False, unique=True),
+    Column("agent_id", String(ID), nullable=False, index=True),
+    Column("account_id", String(ID), nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("expires_at", Text),
+)
+
+
+def shares_v10(conn: Connection, backend: Backend) -> None:
+    """``shares``: a link's id, the SHA-256 hash of its token (never the token), the agent it
+    opens, the member who made it, and when it expires (none: never)."""
+    v10.create_all(conn)

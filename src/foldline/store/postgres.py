@@ -230,6 +230,11 @@ class PostgresStore(Store):
         key = {"conv": conv.id, "message": message_id, "idx": index, "slice": SLICE}
         return StoredBody(found.tool, found.checked, found.size, Chunks(_sliced(conn, key, found.size), conn.close))
 
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        # Sliced by PostgreSQL, as part_body does, on the export's connection (its snapshot).
+        key = {"conv": conversation_id, "message": message_id, "idx": idx, "slice": SLICE}
+        return _sliced(conn, key, None)
+
     def tool_in(self, names: Sequence[str], among: bool = True) -> Any:
         # One array parameter, not one parameter per name: the statement stays short enough for
         # psycopg to cache its conversion.
@@ -455,7 +460,7 @@ FROM p CROSS JOIN LATERAL generate_series(1, octet_length(p.b), %(slice)s) AS s
 """
 
 
-def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]:
+def _sliced(conn: Connection, key: dict[str, Any], size: int | None) -> Iterator[bytes]:
     """A part's bytes, read as they are asked for, one slice a round trip, through a cursor on
     the server (so between slices the connection is idle: a sending dropped half way leaves it
     ready to roll back and go back to the pool), in ``conn``'s snapshot that found the part."""
@@ -466,5 +471,5 @@ def _sliced(conn: Connection, key: dict[str, Any], size: int) -> Iterator[bytes]
         while (row := cursor.fetchone()) is not None:
             sent += len(row[0])
             yield row[0]
-    if sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
+    if size is not None and sent != size:  # cannot be, in one snapshot; but never a short answer sent as whole
         raise RuntimeError(f"a part read whole gave {sent} of its {size} bytes")

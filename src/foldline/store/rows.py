@@ -99,6 +99,20 @@ class AgentRow:
 
 
 @dataclass(slots=True)
+class ExportPart:
+    """A part as an export reads it (:meth:`~foldline.store.exports.ExportRead.parts`): its stored
+    JSON when it is small (``body``, else None: read it in pieces), and its stored cut if any."""
+
+    position: int
+    idx: int
+    tool: str | None
+    size: int
+    cut_ref: bytes | str | None
+    cut_body: bytes | str | None
+    body: bytes | str | None
+
+
+@dataclass(frozen=True, slots=True)
 class StoredBody:
     """A whole part as stored (:meth:`Store.part_body`): ``size`` bytes of JSON in ``chunks``.
     ``close()`` lets go of what reading it holds, if it is not read to its end."""

@@ -30,6 +30,7 @@ from .migrations import (
     create_v1,
     create_v2,
     index_later_v9,
+    shares_v10,
     text_index_v6,
     tokens_v3,
 )
@@ -63,6 +64,19 @@ tokens = Table(
     Column("created_at", Text, nullable=False),
     Column("expires_at", Text),  # ISO 8601 UTC; none: the token never expires (migration 3)
     Column("last_used_at", Text),  # written at most every few minutes, not on every request
+)
+
+# A share link (migration 10): whoever holds its token reads one agent and its subagents, as the
+# member who made it may; stored by the token's SHA-256 hash only, like `tokens`.
+shares = Table(
+    "shares",
+    metadata,
+    Column("id", String(ID), primary_key=True),
+    Column("hash", String(64), nullable=False, unique=True),
+    Column("agent_id", String(ID), nullable=False, index=True),
+    Column("account_id", String(ID), nullable=False),
+    Column("created_at", Text, nullable=False),
+    Column("expires_at", Text),  # ISO 8601 UTC; none: the link never expires
 )
 
 workspaces = Table(
@@ -226,4 +240,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (7, "the agents list's facts and totals, per-message usage, usage_totals", agents_v7),
     (8, "the chunks' text compressed with lz4 (PostgreSQL)", chunks_lz4_v8),
     (9, "chunks indexed after the write's commit: part_text.indexed, pending ids", index_later_v9),
+    (10, "share links: an agent read by whoever holds the link", shares_v10),
 ]

@@ -29,6 +29,7 @@ from sqlalchemy import (
     event,
     func,
     literal_column,
+    select,
     table,
     text,
 )
@@ -36,7 +37,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from .core import RELAXED
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
-from .schema import part_text
+from .schema import part_text, parts
 from .store import Store
 from .terms import contains, contains_utf8, fts_query, indexed
 
@@ -163,6 +164,26 @@ class SQLiteStore(Store):
                 conn.close()
 
         return StoredBody(found.tool, found.checked, len(blob), Chunks(_read_blob(blob), release))
+
+    def byte_length(self, column: Any) -> Any:
+        return func.length(cast(column, LargeBinary))
+
+    def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
+        # Incremental BLOB I/O on the export's own connection, so in its snapshot.
+        p = parts.c
+        found: Any = conn.execute(
+            select(literal_column("parts.rowid").label("row")).where(
+                p.conversation_id == conversation_id, p.message_id == message_id, p.idx == idx
+            )
+        ).first()
+        if found is None:
+            return
+        driver: Any = conn.connection.driver_connection
+        blob = driver.blobopen("parts", "body", found.row, readonly=True)
+        try:
+            yield from _read_blob(blob)
+        finally:
+            blob.close()
 
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.

@@ -1,7 +1,8 @@
 """The store: every SQL statement Foldline runs, on SQLAlchemy Core, as one class.
 
 :class:`Store` is composed of one mixin per noun (:mod:`.accounts`, :mod:`.agents`,
-:mod:`.writes`, :mod:`.reads`, :mod:`.search`, :mod:`.index`), each over :class:`~.core.Hooks`,
+:mod:`.writes`, :mod:`.reads`, :mod:`.search`, :mod:`.index`, :mod:`.exports`,
+:mod:`.shares`), each over :class:`~.core.Hooks`,
 the defaults of the hooks a backend implements (:class:`~.backend.Backend`). Nothing here knows
 HTTP.
 """
@@ -10,13 +11,15 @@ from __future__ import annotations
 
 from .accounts import Accounts
 from .agents import Agents
+from .exports import Exports
 from .index import TextIndex
 from .reads import Reads
 from .search import Search
+from .shares import Shares
 from .writes import Writes
 
 
-class Store(Accounts, Agents, Writes, Reads, Search, TextIndex):
+class Store(Accounts, Agents, Writes, Reads, Search, TextIndex, Exports, Shares):
     """All of Foldline's SQL. Subclasses open connections for one backend
     (:class:`~.sqlite.SQLiteStore`, :class:`~.postgres.PostgresStore`) and fill in its hooks.
 

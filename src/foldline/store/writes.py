@@ -32,6 +32,7 @@ from .schema import (
     messages,
     part_text,
     parts,
+    shares,
     usage_totals,
 )
 
@@ -333,7 +334,7 @@ class Writes(Hooks):
 
     def delete_agent(self, agent_id: str, exclusion: str | None = None) -> list[str]:
         """Delete an agent and its subagents with everything stored of them (messages, parts,
-        chunks, usage totals), in one transaction; ``exclusion`` names an import record to keep
+        chunks, usage totals, share links), in one transaction; ``exclusion`` names an import record to keep
         (an importer then passes the session over). Returns the conversations deleted (none:
         it was not there). The engine's index forgets the indexed chunks with the indexer's
         next batch (SQLite), or with vacuum (PostgreSQL)."""
@@ -348,6 +349,7 @@ class Writes(Hooks):
             for table in (part_text, parts, messages):
                 conn.execute(delete(table).where(table.c.conversation_id.in_(ids)))
             conn.execute(delete(usage_totals).where(usage_totals.c.agent_id == agent_id))
+            conn.execute(delete(shares).where(shares.c.agent_id == agent_id))  # its share links open nothing
             conn.execute(delete(conversations).where(c.id.in_(ids)))
             if exclusion is not None:
                 self.upsert_in(conn, imports, {"source": exclusion, "state": "{}", "done": True, "updated_at": now()},

@@ -1,0 +1,90 @@
+"""A share link in a real browser: /s/{token} opens one agent read-only without signing in (its
+transcript, a fold read whole, a subagent, find inside it, live follow), shows nothing a share
+cannot do, and a revoked link is the one not-found."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from .conftest import Panel
+from .test_panel import MIDDLE, bash, conversation
+
+pytestmark = pytest.mark.browser
+
+
+def test_a_share_link_opens_the_agent_read_only_without_signing_in(page: Page, panel: Panel) -> None:
+    agent, mid = conversation(panel, "shared build")
+    task = {"type": "tool-Task", "toolCallId": "toolu_shared_1", "state": "output-available",
+            "input": {"description": "look around", "prompt": "list"}, "output": "done"}  # fmt: skip
+    panel.put(agent, "assistant", [task])
+    panel.client.put_message(agent, {"id": str(uuid.uuid4()), "role": "assistant",
+                                     "parts": [{"type": "text", "text": "worker in the share"}]},
+                             call="toolu_shared_1")  # fmt: skip
+    other = panel.agent("not shared")
+    panel.put(other, "user", [{"type": "text", "text": "Run the tests elsewhere"}])
+    share = panel.client.create_share(agent)
+    asked: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+
+    page.goto(f"/s/{share['token']}")  # a browser that never signed in
+    page.wait_for_selector(".live[data-state=live]")
+    expect(page.locator("#crumb h1")).to_have_text("shared build")
+    expect(page.locator(".part.text").first).to_contain_text("Run the tests, please.")
+    assert page.url.endswith(f"/s/{share['token']}")  # no sign-in page on the way
+    assert not page.context.cookies()  # and no session
+
+    # A cut fold is read whole when opened.
+    fold = page.locator(f'details[data-message="{mid}"][data-part="2"]')
+    assert MIDDLE not in fold.inner_text()
+    fold.locator("summary").click()
+    expect(fold.locator("pre.out").last).to_contain_text(MIDDLE)
+    # A subagent opens too.
+    sub = page.locator('details.subagent[data-call="toolu_shared_1"]')
+    sub.locator("summary").click()
+    expect(sub.locator(".part.text")).to_have_text("worker in the share")
+
+    # Find inside it: only this agent's hits.
+    page.locator(".find-input").fill("tests")
+    expect(page.locator(".find-count")).to_contain_text("1")
+
+    # Live follow.
+    later = panel.put(agent, "assistant", [{"type": "text", "text": "written after the link was opened"}])
+    expect(page.locator(f'[data-message="{later}"][data-part="0"]')).to_contain_text("after the link")
+
+    # What a share cannot do is not there: no agents list, no search across the workspace, no
+    # account, no sign-out; every read went under the share's own API.
+    expect(page.locator("a.brand")).to_have_count(0)
+    expect(page.locator(".search-open")).to_have_count(0)
+    expect(page.locator("#signout")).to_have_count(0)
+    expect(page.locator(".copy-transcript")).to_have_count(0)  # the export is a member's
+    expect(page.locator(".toolbar a.button")).to_have_count(0)
+    expect(page.locator("#who")).to_have_text("Shared, read-only")
+    page.keyboard.press("/")
+    expect(page.locator("dialog.search[open], .search-box[open]")).to_have_count(0)
+    api = [url for url in asked if "/api/" in url]
+    assert api and all(f"/api/shared/{share['token']}/" in url for url in api), api
+    assert other not in " ".join(asked)
+
+    # Revoked: the live stream ends and the link is the one not-found.
+    panel.client.revoke_share(share["id"])
+    for live in page.locator(".live").all():  # the agent's stream and its open subagent's
+        expect(live).to_have_text("Not following", timeout=15_000)  # reconnecting finds the one not-found
+    page.goto(f"/s/{share['token']}")
+    expect(page.locator(".notice")).to_contain_text("revoked")
+
+
+def test_a_fold_opened_in_a_share_reads_only_under_the_share(page: Page, panel: Panel) -> None:
+    agent = panel.agent("one fold")
+    mid = panel.put(agent, "assistant", [bash("make", "x" * 50_000 + MIDDLE + "y" * 50_000)])
+    share = panel.client.create_share(agent, expires_in=3600)
+    parts: list[str] = []
+    page.on("request", lambda r: parts.append(r.url) if "/parts/" in r.url else None)
+    page.goto(f"/s/{share['token']}")
+    page.wait_for_selector("body[data-ready]")
+    fold = page.locator(f'details[data-message="{mid}"][data-part="0"]')
+    fold.locator("summary").click()
+    expect(fold.locator("pre.out").last).to_contain_text(MIDDLE)
+    assert len(parts) == 1 and f"/api/shared/{share['token']}/agents/{agent}/messages/{mid}/parts/0" in parts[0]
