@@ -435,3 +435,22 @@ def test_a_chunk_or_a_message_over_the_limit_is_413(world: World, small: ServerT
     answer = post(there, world.agent, sse(*opened, *many, {"type": "text-end", "id": "t"}))
     assert answer.status_code == 413 and answer.json()["error"]["where"] == "message"
     assert len(json.dumps(stored(world, message))) <= 64 * 1024  # the last write that fitted stands
+
+
+@pytest.fixture
+def hasty(store: Store, settings: Settings) -> Iterator[ServerThread]:
+    """A server that wants a request's whole body within one second."""
+    with ServerThread(Transcripts(store, settings=replace(settings, body_timeout=1.0))) as server:
+        yield server
+
+
+def test_a_stream_outlives_the_body_deadline_while_it_sends(world: World, hasty: ServerThread) -> None:
+    """A model's answer takes minutes: a stream's body has an idle deadline, not the body's."""
+    message = new_id()
+    chunks = [sse({"type": "start", "messageId": message}, {"type": "text-start", "id": "t"}, done=False)]
+    chunks += [sse({"type": "text-delta", "id": "t", "delta": f"{n} "}, done=False) for n in range(5)]
+    chunks += [b": keep-alive\n\n", sse({"type": "text-end", "id": "t"}, {"type": "finish"})]
+    answer = post(replace(world, url=hasty.url), world.agent, paced(b"".join(chunks), len(chunks), 2.5))
+    assert answer.status_code == 200 and answer.json()["finished"] is True
+    assert stored(world, message)["parts"] == [{"type": "text", "text": "0 1 2 3 4 ", "state": "done"}]
+
