@@ -12,7 +12,7 @@ from core_helpers import new_id
 import foldline
 from foldline import errors
 
-CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("GET", "/messages"),
+CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("POST", "/stream"), ("GET", "/messages"),
                 ("GET", "/messages/{message}/parts/{index}"), ("GET", "/events")]
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
           ("GET", "/api/agents/{agent}/export"),

@@ -25,6 +25,7 @@ SHARED = "/api/shared/{token}"
 CONVERSATION = {  # path -> method -> the statuses it documents
     "/messages/{message}": {"put": {"200", "201", "400", "401", "403", "404", "413", "422"}},
     "/turn-end": {"post": {"200", "401", "403", "404", "409", "422"}},
+    "/stream": {"post": {"200", "400", "401", "403", "404", "413", "422"}},
     "/messages": {"get": {"200", "400", "401", "404"}},
     "/messages/{message}/parts/{index}": {"get": {"200", "400", "401", "404", "429", "503"}},
     "/events": {"get": {"200", "400", "401", "404", "429"}},
@@ -116,7 +117,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 40  # 19 of the API, 12 of share links, 9 of the panel
+    assert len(ids) == len(set(ids)) == 42  # 21 of the API, 12 of share links, 9 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 
@@ -187,6 +188,7 @@ def parts() -> list[Json]:
         {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,AA", "filename": "a.png"},
         {"type": "reasoning-file", "mediaType": "image/png", "url": "https://example.org/a.png"},
         {"type": "custom", "kind": "note"}, {"type": "step-start"},
+        {"type": "steering-message", "id": "s1", "parts": [{"type": "text", "text": "focus"}]},
         {"type": "data-weather", "data": {"t": 20}, "id": "w"}, {"type": "data-x", "data": None},
     ]
     for state in shape.TOOL_STATES:

@@ -19,7 +19,7 @@ from starlette.middleware.gzip import GZipMiddleware, GZipResponder
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from . import __version__, routes, schemas, shares
+from . import __version__, intake, routes, schemas, shares
 from .errors import RETRY_SECONDS, FoldlineError, NotFound, Unavailable, error_body
 from .events import Hub
 from .limits import BodyLimit, Gate, Slots
@@ -121,9 +121,13 @@ class Background(Protocol):
 
 
 def body_limit(max_body: int) -> Callable[[str], int]:
-    """Each path's body limit: a sign-in form is small; an API body may be up to ``max_body``."""
+    """Each path's body limit: a sign-in form is small; an API body may be up to ``max_body``; a
+    UI message stream up to :data:`intake.STREAM_BODIES` times that (each chunk and the message it
+    makes are held to ``max_body`` as they are read: :mod:`foldline.intake`)."""
 
     def limit_for(path: str) -> int:
+        if path.startswith("/api/agents/") and path.endswith("/stream"):
+            return max_body * intake.STREAM_BODIES
         small = path in ("/signin", "/signout") or (path.startswith("/agents/") and path.endswith("/delete"))
         return pages.MAX_FORM if small else max_body
 

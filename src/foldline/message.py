@@ -53,6 +53,10 @@ def any_value(v: Any) -> bool:
     return True
 
 
+def is_parts(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(p, dict) and p.get("type") in ("text", "file") for p in v)
+
+
 def is_text_state(v: Any) -> bool:
     return v in TEXT_STATES
 
@@ -62,6 +66,7 @@ EXPECTED: dict[Check, str] = {
     is_obj: "an object",
     is_bool: "true or false",
     is_text_state: "'streaming' or 'done'",
+    is_parts: "an array of text and file parts",
 }
 
 PARTS: dict[str, Mapping[str, tuple[bool, Check]]] = {
@@ -95,6 +100,8 @@ PARTS: dict[str, Mapping[str, tuple[bool, Check]]] = {
     "reasoning-file": {"mediaType": (True, is_str), "url": (True, is_str), "providerMetadata": (False, is_obj)},
     "custom": {"kind": (True, is_str), "providerMetadata": (False, is_obj)},
     "step-start": {},
+    # A message the user sent while the agent ran (AI SDK 7): its own text and file parts.
+    "steering-message": {"id": (True, is_str), "parts": (True, is_parts)},
 }
 
 DATA_PART: Mapping[str, tuple[bool, Check]] = {"id": (False, is_str), "data": (True, any_value)}
@@ -110,8 +117,11 @@ TOOL_COMMON: dict[str, tuple[bool, Check]] = {
 
 # Tool states: which of input / output / errorText / approval each must, may or must not hold.
 # "req" required, "opt" optional, absent from the row: must not be there.
+# As the AI SDK's own schema (validateUIMessages) has them, intermediate states included: an input
+# still streaming carries its raw text so far (``rawInput``, a string, set by every
+# ``tool-input-delta`` of AI SDK 7); ``input`` and ``output`` may be any value, but must be there.
 TOOL_STATES: dict[str, dict[str, str]] = {
-    "input-streaming": {"input": "opt"},
+    "input-streaming": {"input": "opt", "rawInput": "opt"},
     "input-available": {"input": "req"},
     "approval-requested": {"input": "req", "approval": "req"},
     "approval-responded": {"input": "req", "approval": "req"},
@@ -119,6 +129,7 @@ TOOL_STATES: dict[str, dict[str, str]] = {
     "output-error": {"input": "opt", "errorText": "req", "approval": "opt", "rawInput": "opt"},
     "output-denied": {"input": "req", "approval": "req"},
 }
+INPUT_ENCODINGS = ("json", "text")  # a streaming input's `inputEncoding`: JSON (the default) or plain text
 STATE_FIELDS = ("input", "output", "errorText", "approval", "preliminary", "rawInput")
 # States whose input is complete, so the tool's input schema applies.
 INPUT_CHECKED = ("input-available", "approval-requested", "approval-responded", "output-available", "output-denied")
@@ -148,6 +159,21 @@ def set_unknown_outcome(part: dict[str, Any]) -> None:
     part["errorText"] = TURN_ENDED
     meta = part.get("resultProviderMetadata")
     part["resultProviderMetadata"] = {**(meta if isinstance(meta, dict) else {}), "foldline": dict(UNKNOWN_OUTCOME)}
+
+
+OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
+
+
+def close_open_tools(parts: list[dict[str, Any]]) -> list[int]:
+    """Give each open tool part the unknown outcome, in place; return their indexes."""
+    ended = []
+    for index, part in enumerate(parts):
+        if tool_name(part) is not None and part.get("state") in OPEN_STATES:
+            ended.append(index)
+            set_unknown_outcome(part)
+            if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
+                part.pop("approval", None)
+    return ended
 
 
 def fail(where: str, message: str) -> Invalid:
@@ -204,6 +230,10 @@ def check_tool_part(part: dict[str, Any], where: str) -> None:
         raise fail(f"{where}.errorText", "'errorText' must be a string")
     if "preliminary" in part and not isinstance(part["preliminary"], bool):
         raise fail(f"{where}.preliminary", "'preliminary' must be true or false")
+    if state == "input-streaming" and "rawInput" in part and not isinstance(part["rawInput"], str):
+        raise fail(f"{where}.rawInput", "'rawInput' of a streaming input must be a string")
+    if state == "input-streaming" and "inputEncoding" in part and part["inputEncoding"] not in INPUT_ENCODINGS:
+        raise fail(f"{where}.inputEncoding", "'inputEncoding' must be 'json' or 'text'")
     if "approval" in part:
         check_approval(str(state), part["approval"], where)
 

@@ -24,7 +24,7 @@ from pydantic import BeforeValidator, StringConstraints
 from pydantic.json_schema import SkipJsonSchema
 from starlette.concurrency import run_in_threadpool
 
-from . import events, schemas
+from . import events, intake, schemas
 from .errors import BadRequest, FoldlineError, Invalid, PayloadTooLarge
 from .limits import Gate, HeldStream, Slots
 from .message import inexact_integer
@@ -464,6 +464,22 @@ def put_message(t: T, who: Writer, at: At, message: MessageId, data: Body) -> Re
 )
 def end_turn(t: T, who: Writer, at: At) -> Response:
     return json(t.end_turn(who, at.agent, at.call))
+
+
+@conversation.post(
+    "/stream",
+    summary="Take in an AI SDK UI message stream: the message written as it grows",
+    response_model=None,
+    openapi_extra=schemas.stream_body(),
+    responses=schemas.answers(
+        {200: (schemas.Streamed, "the stream ended; its message as stored")}, 400, 401, 403, 404, 413, 422
+    ),
+)
+async def take_stream(request: Request, t: T, who: Writer, at: At) -> Response:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "text/event-stream":
+        raise BadRequest("a UI message stream is sent as text/event-stream", where="content-type")
+    return json(await intake.take(request, t, who, at.agent, at.call))
 
 
 def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,)) -> APIRouter:

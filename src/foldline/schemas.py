@@ -36,6 +36,10 @@ CHECKS: dict[shape.Check, Schema] = {
     shape.is_bool: {"type": "boolean"},
     shape.is_text_state: {"enum": list(shape.TEXT_STATES)},
     shape.any_value: {},
+    shape.is_parts: {
+        "type": "array",
+        "items": {"type": "object", "required": ["type"], "properties": {"type": {"enum": ["text", "file"]}}},
+    },
 }
 
 # The state fields a tool part may hold, and what each must be when it is there.
@@ -45,7 +49,7 @@ STATE_FIELDS: dict[str, Schema] = {
     "errorText": {"type": "string"},
     "approval": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}},
     "preliminary": {"type": "boolean"},
-    "rawInput": {},
+    "rawInput": {"description": "the input's raw text: a string while it streams (AI SDK 7)"},
 }
 
 # An approval's answer, by tool state (as check_approval checks it); False: there is none yet.
@@ -65,11 +69,18 @@ def object_schema(kind: Schema, fields: Mapping[str, tuple[bool, shape.Check]], 
     return {"type": "object", "required": required, "properties": properties, **(extra or {})}
 
 
+# What a state field must be in one state only: a streaming input's raw text is a string so far.
+IN_STATE: dict[str, dict[str, Schema]] = {
+    "input-streaming": {"rawInput": {"type": "string"}, "inputEncoding": {"enum": list(shape.INPUT_ENCODINGS)}},
+}
+
+
 def state_schema(state: str, rules: dict[str, str]) -> Schema:
     """One tool state: the state fields it requires, allows and refuses."""
     properties: Schema = {"state": {"const": state}}
     for name in shape.STATE_FIELDS:
         properties[name] = STATE_FIELDS[name] if name in rules else False
+    properties.update(IN_STATE.get(state, {}))
     if "approval" in rules:
         approved = APPROVED[state]
         answer = {"properties": {"approved": approved}}
@@ -189,6 +200,14 @@ def components() -> dict[str, Schema]:
     }
 
 
+def stream_body() -> Schema:
+    """``openapi_extra`` for the UI message stream's route: server-sent events, read as they come."""
+    text = ("the AI SDK's UI message stream: `data: <chunk JSON>` events, then `data: [DONE]` "
+            "(docs/ai-sdk.md)")  # fmt: skip
+    schema = {"type": "string", "description": text}
+    return {"requestBody": {"required": True, "content": {"text/event-stream": {"schema": schema}}}}
+
+
 def body(name: str, required: bool = True) -> Schema:
     """``openapi_extra`` for a route whose JSON body is read by hand (routes.body)."""
     return {"requestBody": {"required": required, "content": {"application/json": {"schema": ref(name)}}}}
@@ -231,12 +250,14 @@ class SearchIndex(BaseModel):
     pending_chunks: int = Field(description="chunks of the caller's transcripts written but not indexed yet")
     pending_code_points: int = Field(description="the text those chunks own, in code points")
     oldest_pending_seconds: float | None = Field(
-        description="how long ago the oldest of them was written; null when none is pending")
+        description="how long ago the oldest of them was written; null when none is pending"
+    )
 
 
 class Status(BaseModel):
     search_index: SearchIndex = Field(
-        description="the search index's backlog (searches read the pending chunks directly)")
+        description="the search index's backlog (searches read the pending chunks directly)"
+    )
 
 
 class Usage(BaseModel):
@@ -354,6 +375,21 @@ class Written(BaseModel):
     created: bool
 
 
+class Streamed(BaseModel):
+    """How a UI message stream ended, and the message it wrote."""
+
+    id: str | None = Field(description="the message's Foldline id; null when the stream held no chunk")
+    messageId: str | None = Field(  # the AI SDK's spelling
+        description="the id the stream's `start` gave (the message's own id when it is a UUID, else "
+        "the Foldline id is derived from it); null when no `start` named one"
+    )
+    seq: int | None = Field(description="the seq of the last write")
+    finished: bool = Field(description="a `finish` chunk arrived; else open tool calls got the unknown outcome")
+    done: bool = Field(description="the closing `data: [DONE]` arrived")
+    ended: list[int] = Field(description="indexes of the tool parts given the unknown outcome")
+    writes: int = Field(description="writes of the message (coalesced: a few a second at most)")
+
+
 class TurnEnded(BaseModel):
     message: str | None = Field(description="the last assistant message, or null when there is none")
     ended: list[int] = Field(description="indexes of the tool parts given an unknown outcome")
@@ -421,11 +457,11 @@ class Hit(BaseModel):
 
 class SearchPage(BaseModel):
     hits: list[Hit] = Field(description="results (one field of one part each), newest first")
-    next: str | None = Field(
-        description="pass back as cursor= for the next page; null on the last")
+    next: str | None = Field(description="pass back as cursor= for the next page; null on the last")
     partial: bool = Field(
         description="true when the search ran out of its time before the page was full: the page"
-        " may hold fewer hits than limit (or none) and next goes on from where it stopped")
+        " may hold fewer hits than limit (or none) and next goes on from where it stopped"
+    )
 
 
 # -- what each route answers ----------------------------------------------------------------

@@ -8,7 +8,10 @@ first byte after a keep-alive pause), and its body within ``body_timeout`` secon
 headers. A third, ``send_timeout``, drops a client that stops reading: it runs while a
 response waits for the client to take what was sent (the transport's buffer full), and starts
 again each time the client takes some. A response that streams for long (the event stream) is
-not affected: the deadlines only run while Foldline waits on the client.
+not affected: the deadlines only run while Foldline waits on the client. A request whose body is
+a stream by nature (the AI SDK's UI message stream, ``POST …/stream``) has an idle deadline
+instead of the body's: each byte received gives it ``stream_idle_timeout`` seconds more (an
+app's keep-alive comments count).
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ class GuardedH11(H11Protocol):
     header_timeout = 10.0
     body_timeout = 60.0
     send_timeout = 30.0
+    stream_idle_timeout = 300.0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         self._deadline: asyncio.TimerHandle | None = None
@@ -91,12 +95,20 @@ class GuardedH11(H11Protocol):
         if state not in (h11.IDLE, h11.SEND_BODY):
             self._disarm()
             return
-        if state is self._waiting and self._deadline is not None:
+        streamed = state is h11.SEND_BODY and self._streamed_body()
+        if state is self._waiting and self._deadline is not None and not streamed:
             return
         self._disarm()
         seconds = self.header_timeout if state is h11.IDLE else self.body_timeout
+        seconds = self.stream_idle_timeout if streamed else seconds
         self._waiting = state
         self._deadline = self.loop.call_later(seconds, self._too_slow)
+
+    def _streamed_body(self) -> bool:
+        """The request being read sends a UI message stream (``POST /api/agents/…/stream``)."""
+        scope = getattr(self, "scope", None)
+        path = scope.get("path", "") if isinstance(scope, dict) else ""
+        return scope is not None and scope.get("method") == "POST" and path.endswith("/stream")
 
     def _disarm(self) -> None:
         if self._deadline is not None:

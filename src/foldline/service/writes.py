@@ -12,7 +12,7 @@ import orjson
 from ..agentlist import PROJECT_MAX
 from ..cut import candidate, cut_text
 from ..errors import Conflict, NotFound
-from ..message import check_message, set_unknown_outcome, tool_name
+from ..message import check_message, close_open_tools, tool_name
 from ..search.fields import searchable
 from ..sources import NAMES
 from ..store import AgentFacts, Conversation, MessageWrite, StaleWrite, StoredPart
@@ -21,7 +21,6 @@ from ..usage import NAME_MAX, message_usage, parse_usage
 from .core import Core, Json, canonical_uuid, is_call
 from .stored import passes_read_checks, whole
 
-OPEN_STATES = ("input-streaming", "input-available", "approval-requested", "approval-responded")
 TURN_END_TRIES = 5
 
 
@@ -59,6 +58,24 @@ class Writes(Core):
         done = self._store.put_messages(conv, [self._message_write(m, self.read_stamp) for m in messages])
         self._changed(conv.id)
         return [{"id": m["id"], "seq": seq, "created": new} for m, (seq, new) in zip(messages, done, strict=True)]
+
+    def check_stream(self, account: str, agent_id: str, call: str | None = None) -> None:
+        """Refuse a UI message stream before its body is read, as its writes would be refused
+        (the owner writes; the one not-found otherwise)."""
+        self._owned(account, agent_id)
+        if call is not None and not is_call(call):
+            raise NotFound()
+
+    def streamed_from(self, account: str, agent_id: str, message_id: str, call: str | None = None) -> Json | None:
+        """The stored assistant message a stream that names ``message_id`` goes on from (whole),
+        as the AI SDK goes on from a chat's last assistant message; ``None`` if there is none."""
+        parent = self._owned(account, agent_id)
+        conv = parent if call is None else self._store.visible_conversation(account, parent.id, call)
+        row = self._store.message(conv, canonical_uuid(message_id)) if conv is not None else None
+        if row is None:
+            return None
+        message = whole(row)
+        return message if message.get("role") == "assistant" else None
 
     def _subagent(self, account: str, parent: Conversation, call: str) -> Conversation:
         found = self._store.visible_conversation(account, parent.id, call)
@@ -154,15 +171,3 @@ def agent_facts(role: str, metadata: Any) -> AgentFacts:
     if model is not None and model.startswith("<"):  # Claude Code's "<synthetic>" notes are no model
         model = None
     return AgentFacts(source, text(meta.get("cwd"), PROJECT_MAX), branch, model)
-
-
-def close_open_tools(parts: list[Json]) -> list[int]:
-    """Give each open tool part the unknown outcome, in place; return their indexes."""
-    ended = []
-    for index, part in enumerate(parts):
-        if tool_name(part) is not None and part.get("state") in OPEN_STATES:
-            ended.append(index)
-            set_unknown_outcome(part)
-            if not (isinstance(part.get("approval"), dict) and part["approval"].get("approved") is True):
-                part.pop("approval", None)
-    return ended
