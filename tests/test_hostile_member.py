@@ -74,15 +74,16 @@ def serve(team: Team, **changes: object) -> ServerThread:
     return ServerThread(Transcripts(team.t._store, settings=replace(team.t.settings, **changes)))  # type: ignore[arg-type]
 
 
-def stalled_read(url: str, team: Team) -> socket.socket:
-    """Ask for the big part whole, take its status line, and read nothing more."""
+def stalled_read(url: str, team: Team, token: str | None = None) -> socket.socket:
+    """Ask for the big part whole (as ``token``, the reader's by default), take its status line,
+    and read nothing more."""
     host, port = url.removeprefix("http://").split(":")
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # keep the kernel from taking it all
     sock.settimeout(10)
     sock.connect((host, int(port)))
     path = f"/api/agents/{team.agent}/messages/{team.big}/parts/0"
-    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {team.reader['token']}\r\n"
+    sock.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token or team.reader['token']}\r\n"
                  "Accept-Encoding: identity\r\n\r\n".encode())  # fmt: skip
     assert sock.recv(12).startswith(b"HTTP/1.1 200")
     return sock
@@ -165,6 +166,34 @@ def test_a_reader_who_stops_reading_is_dropped_after_the_send_deadline(team: Tea
         url = f"{server.url}/api/agents/{team.agent}/messages/{team.big}/parts/0"
         whole = httpx.get(url, headers=headers, timeout=60)
         assert whole.status_code == 200 and len(whole.content) == team.size
+
+
+def test_readers_who_stop_reading_hold_none_of_the_process_wide_slots(team: Team) -> None:
+    """As many stalled whole reads as the process runs heavy requests at once, from two
+    accounts: the process-wide slot is held only while a part is read from the database, so a
+    third account's whole read and search still get their answer, not a 503."""
+    second = team.t.create_account("hostile too")
+    team.t.add_member(team.space, second["id"])
+    agent = team.t.create_agent(team.other["id"], team.space, "small")["id"]
+    small = new_id()
+    team.t.put_message(team.other["id"], agent, small, {"role": "assistant", "parts": [bash("a small output")]})
+    with serve(team, max_heavy=4, max_whole_reads=2, send_timeout=300.0) as server:
+        tokens = [team.reader["token"]] * 2 + [second["token"]] * 2
+        stalled = [stalled_read(server.url, team, token) for token in tokens]
+        try:
+            time.sleep(1.0)  # each has been sent what its socket takes, and the server waits on it
+            other = {"Authorization": f"Bearer {team.other['token']}", "Accept-Encoding": "identity"}
+            whole = httpx.get(f"{server.url}/api/agents/{agent}/messages/{small}/parts/0", headers=other, timeout=30)
+            assert whole.status_code == 200, whole.text
+            assert orjson.loads(whole.content)["output"] == "a small output"
+            found = httpx.get(f"{server.url}/api/search", params={"q": "small output"}, headers=other, timeout=30)
+            assert found.status_code == 200, found.text
+            big = f"{server.url}/api/agents/{team.agent}/messages/{team.big}/parts/0"
+            whole = httpx.get(big, headers=other, timeout=60)  # read from the database while others stall
+            assert whole.status_code == 200 and len(whole.content) == team.size
+        finally:
+            for sock in stalled:
+                sock.close()
 
 
 def test_a_part_written_again_while_sent_ends_the_sending_short(team: Team) -> None:

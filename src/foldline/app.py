@@ -229,7 +229,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.state.searches = Slots("searches", settings.max_searches)
     # Whole reads and searches hold a pooled connection for long: bounded for the whole process,
     # so the pool never runs dry and small requests (a cut page, /api/me) keep their share.
-    app.state.heavy = Gate("whole-part reads and searches", settings.max_heavy)
+    app.state.heavy = Gate("whole-part reads and searches", settings.max_heavy, settings.db_wait)
     app.add_exception_handler(FoldlineError, on_foldline_error)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(HTTPException, on_http_error)

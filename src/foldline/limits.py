@@ -5,6 +5,7 @@ and per-account caps on long or heavy requests (event streams, whole-part reads)
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -64,13 +65,18 @@ class Slots:
 
     def __init__(self, what: str, limit: int, refusal: type[FoldlineError] = TooManyRequests) -> None:
         self.what, self.limit, self.refusal = what, limit, refusal
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._taken: dict[str, int] = defaultdict(int)
 
-    def acquire(self, account: str) -> None:
+    def acquire(self, account: str, wait: float = 0.0) -> None:
+        """A slot of ``account``'s, waited for up to ``wait`` seconds (none: at once), else the refusal."""
+        deadline = time.monotonic() + wait
         with self._lock:
-            if self._taken[account] >= self.limit:
-                raise self.refusal(self.refused())
+            while self._taken[account] >= self.limit:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise self.refusal(self.refused())
+                self._lock.wait(left)
             self._taken[account] += 1
 
     def refused(self) -> str:
@@ -81,6 +87,7 @@ class Slots:
             self._taken[account] -= 1
             if self._taken[account] <= 0:
                 del self._taken[account]
+            self._lock.notify()
 
     @contextmanager
     def taken(self, account: str) -> Iterator[None]:
@@ -111,11 +118,41 @@ class Gate(Slots):
 
     EVERYONE = "*"
 
-    def __init__(self, what: str, limit: int) -> None:
+    def __init__(self, what: str, limit: int, wait: float = 30.0) -> None:
         super().__init__(what, limit, Unavailable)
+        self.wait = wait
 
     def refused(self) -> str:
         return f"the server is running {self.limit} {self.what} at once, its most; try again shortly"
+
+    def while_read(self, start: Callable[[], tuple[int, Iterator[bytes]]]) -> tuple[int, Iterator[bytes]]:
+        """``start()``'s size and chunks, the slot held only while they are read: through
+        ``start()`` (taken at once, else a 503), then again for each chunk (waited for up to
+        :attr:`wait` seconds: the answer has begun, so a chunk that gets no slot ends it short),
+        never while a client takes the bytes. A client that stops reading holds no slot."""
+        with self.taken(self.EVERYONE):
+            size, chunks = start()
+        return size, EachHeld(self, chunks, self.wait)
+
+
+class EachHeld(Iterator[bytes]):
+    """``chunks``, each read in a slot of ``gate``'s (:meth:`Gate.while_read`); ``close()``
+    closes them, even before the first is asked for."""
+
+    def __init__(self, gate: Gate, chunks: Iterator[bytes], wait: float) -> None:
+        self._gate, self._chunks, self._wait = gate, chunks, wait
+
+    def __next__(self) -> bytes:
+        self._gate.acquire(Gate.EVERYONE, self._wait)
+        try:
+            return next(self._chunks)
+        finally:
+            self._gate.release(Gate.EVERYONE)
+
+    def close(self) -> None:
+        close = getattr(self._chunks, "close", None)
+        if close is not None:
+            close()
 
 
 def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:

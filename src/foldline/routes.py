@@ -533,9 +533,10 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
             raise BadRequest("'start' and 'end' slice a 'field'; name the field", where="field")
         whole_reads: Slots = request.app.state.whole_reads
         heavy: Gate = request.app.state.heavy
-        size, chunks = heavy.streamed(
-            Gate.EVERYONE,
-            lambda: whole_reads.streamed(who.slot, lambda: t.part_stream(account, at.agent, message, index, at.call)),
+        # The account's slot is held until the part is sent; the process-wide one only while
+        # the part is read from the database (a client slow to take the bytes holds none).
+        size, chunks = whole_reads.streamed(
+            who.slot, lambda: heavy.while_read(lambda: t.part_stream(account, at.agent, message, index, at.call))
         )
         return HeldStream(chunks, media_type="application/json", headers={"Content-Length": str(size)})
 
