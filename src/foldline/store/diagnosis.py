@@ -141,8 +141,8 @@ def refusal(exc: BaseException) -> str | None:
     state = getattr(cause, "sqlstate", None)
     if isinstance(state, str):
         return "full" if state in FULL_STATES else "busy" if state in BUSY_STATES else None
-    if type(cause).__module__.split(".")[0] == "psycopg" and type(cause).__name__ == "OperationalError":
-        return "busy"  # no SQLSTATE: the client's own failure (connection lost, server gone)
+    if any(k.__module__.split(".")[0] == "psycopg" and k.__name__ == "OperationalError" for k in type(cause).__mro__):
+        return "busy"  # no SQLSTATE: the client's own failure (connection lost, server gone, no answer in time)
     if type(cause).__module__ == "sqlite3":
         lower = str(cause).lower()
         if "disk is full" in lower or "disk i/o error" in lower:

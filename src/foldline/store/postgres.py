@@ -41,6 +41,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError
 from ..registry import TextTools
 from .core import Prepared, slot
 from .errors import StoreError
+from .pgbounds import bound_options, bound_waits, unbounded
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
 from .search import merged
@@ -112,11 +113,14 @@ class PostgresStore(Store):
     def __init__(self, url: str, wait: float | None = None) -> None:
         self.url = url
         # ``wait``: the most a statement, a lock or a free connection is waited for (None: no bound)
+        # (and a frozen server, that answers nothing, by the client's own bounds: pgbounds)
         options = {} if wait is None else {"options": f"-c statement_timeout={int(wait * 1000)}"
-                                           f" -c lock_timeout={int(wait * 1000)}"}  # fmt: skip
+                                           f" -c lock_timeout={int(wait * 1000)}", **bound_options(wait)}  # fmt: skip
         self.engine = create_engine(
             url, pool_size=10, max_overflow=20, pool_timeout=30 if wait is None else wait, connect_args=options
         )
+        if wait is not None:
+            bound_waits(self.engine, wait)
         ping_when_idle(self.engine)
 
     def relax(self, conn: Connection) -> None:
@@ -301,10 +305,12 @@ class PostgresStore(Store):
         # Statistics from the start, so the planner keeps the writes' lookups on their indexes
         # even where autovacuum is off or has not come round yet.
         with self.write() as conn:
+            unbounded(conn.connection.driver_connection)
             conn.exec_driver_sql("SET LOCAL statement_timeout = 0")
             conn.exec_driver_sql("ANALYZE")
 
     def lock_migrations(self, conn: Connection) -> None:
+        unbounded(conn.connection.driver_connection)
         conn.execute(text("SET LOCAL statement_timeout = 0"))  # a migration takes the time it takes
         conn.execute(text("SET LOCAL lock_timeout = 0"))
         conn.execute(text("SELECT pg_advisory_xact_lock(7438210)"))
