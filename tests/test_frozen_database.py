@@ -107,8 +107,12 @@ def test_a_frozen_postgresql_is_a_503_and_the_service_recovers_when_it_resumes(
             body = user("before", message)
             put = f"{server.url}/api/agents/{agent}/messages/{message}"
             assert httpx.put(put, json=body, headers=headers, timeout=30).status_code in (200, 201)
+            page = f"{server.url}/api/agents/{agent}/messages"
+            assert httpx.get(page, params={"parts": "cut"}, headers=headers, timeout=30).status_code == 200  # kept
             forwarder.freeze()
             try:
+                cut = httpx.get(page, params={"parts": "cut"}, headers=headers, timeout=30)  # its check asks the db
+                assert cut.status_code == 503 and cut.headers["Retry-After"], cut.text
                 # Each would hang as long as the server stays frozen: the client's timeout is the bound.
                 again = new_id()
                 written = httpx.put(f"{server.url}/api/agents/{agent}/messages/{again}", json=user("frozen", again),

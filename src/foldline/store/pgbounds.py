@@ -11,6 +11,8 @@ connection would: a 503 with ``Retry-After``. When the server is back, new conne
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
@@ -18,6 +20,8 @@ from psycopg import errors as pg_errors
 from sqlalchemy import Engine, event
 
 GRACE = 2.0  # seconds past the server's own timeouts, so that they, when they can, answer first
+SMALL = 3.0  # seconds a small check (a ping, a kept page's check) waits: past it, it goes the long way
+CONNECTING = 5  # seconds connecting waits at most (it takes milliseconds)
 
 
 class BoundedConnection(psycopg.Connection[Any]):
@@ -34,11 +38,30 @@ class BoundedConnection(psycopg.Connection[Any]):
             raise
 
 
+class BoundedAsyncConnection(psycopg.AsyncConnection[Any]):
+    """:class:`BoundedConnection` for the event loop's page checks."""
+
+    bound: float | None = None
+
+    async def wait(self, gen: Any, interval: float = 0.1, timeout: float | None = None) -> Any:
+        try:
+            return await super().wait(gen, interval, self.bound if timeout is None else timeout)
+        except pg_errors._WaitTimeout:
+            await self.close()
+            raise
+
+
+class SmallChecks(BoundedAsyncConnection):
+    """The page checks' connections: a check is one small statement, bounded by :data:`SMALL`."""
+
+    bound = SMALL
+
+
 def bound_options(wait: float) -> dict[str, Any]:
     """The connection options that bound connecting (a server frozen after taking the TCP
     connection never answers its start) and find a link gone dead."""
     seconds = max(2, round(wait + GRACE))
-    return {"connect_timeout": seconds, "keepalives": 1, "keepalives_idle": seconds,
+    return {"connect_timeout": min(seconds, CONNECTING), "keepalives": 1, "keepalives_idle": seconds,
             "keepalives_interval": 1, "keepalives_count": 3}  # fmt: skip
 
 
@@ -58,6 +81,19 @@ def bound_waits(engine: Engine, wait: float) -> None:
     def bounded(dbapi_conn: Any, record: Any, proxy: Any) -> None:
         if isinstance(dbapi_conn, BoundedConnection):
             dbapi_conn.bound = bound
+
+
+@contextmanager
+def small(dbapi_conn: Any) -> Iterator[None]:
+    """This connection's waits bounded by :data:`SMALL` for a small check (a ping)."""
+    if not isinstance(dbapi_conn, BoundedConnection):
+        yield
+        return
+    was, dbapi_conn.bound = dbapi_conn.bound, SMALL
+    try:
+        yield
+    finally:
+        dbapi_conn.bound = was
 
 
 def unbounded(dbapi_conn: Any) -> None:

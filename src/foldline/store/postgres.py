@@ -41,7 +41,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError
 from ..registry import TextTools
 from .core import Prepared, slot
 from .errors import StoreError
-from .pgbounds import bound_options, bound_waits, unbounded
+from .pgbounds import SmallChecks, bound_options, bound_waits, small, unbounded
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
 from .search import merged
@@ -68,7 +68,8 @@ def ping_when_idle(engine: Engine) -> None:
         since = record.info.get("rested_at")
         if since is not None and time.monotonic() - since > PING_IDLE:
             try:
-                engine.dialect.do_ping(dbapi_conn)
+                with small(dbapi_conn):
+                    engine.dialect.do_ping(dbapi_conn)
             except Exception as exc:
                 raise DisconnectionError("a pooled connection was found closed") from exc
 
@@ -111,7 +112,7 @@ log = logging.getLogger("foldline")
 
 class PostgresStore(Store):
     def __init__(self, url: str, wait: float | None = None) -> None:
-        self.url = url
+        self.url, self.wait = url, wait
         # ``wait``: the most a statement, a lock or a free connection is waited for (None: no bound)
         # (and a frozen server, that answers nothing, by the client's own bounds: pgbounds)
         options = {} if wait is None else {"options": f"-c statement_timeout={int(wait * 1000)}"
@@ -150,7 +151,7 @@ class PostgresStore(Store):
 
     def seq_checks(self, size: int) -> LoopChecks:
         statements = {call: self._page_sql(None, call, False, False).conversation for call in (False, True)}
-        return LoopChecks(self.libpq_url, statements, size)
+        return LoopChecks(self.libpq_url, statements, size, self.wait)
 
     @property
     def libpq_url(self) -> str:
@@ -440,11 +441,16 @@ class LoopChecks:
     page this process kept is checked with one small statement, and no thread hop (a hop to a
     thread and back costs more than the statement)."""
 
-    def __init__(self, url: str, statements: dict[bool, Prepared], size: int) -> None:
+    def __init__(self, url: str, statements: dict[bool, Prepared], size: int, wait: float | None = None) -> None:
         self.statements = statements
+        kwargs: dict[str, Any] = {"autocommit": True, "application_name": "foldline page checks"}
+        bounded: dict[str, Any] = {}
+        if wait is not None:  # a check that gets no answer in time sends the page to the route
+            kwargs.update(bound_options(wait))
+            bounded["connection_class"] = SmallChecks
         self.pool = AsyncConnectionPool(
-            url, min_size=1, max_size=size, open=False, timeout=CHECK_WAIT, name="foldline-checks",
-            kwargs={"autocommit": True, "application_name": "foldline page checks"},
+            url, min_size=1, max_size=size, open=False, timeout=CHECK_WAIT, name="foldline-checks", kwargs=kwargs,
+            **bounded,
         )  # fmt: skip
 
     async def open(self) -> None:
