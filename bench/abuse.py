@@ -298,10 +298,12 @@ def prepare_attacks(db: str, part_mb: int, chunks: int, wide: int) -> dict[str, 
         i = str(uuid.uuid4())
         turn = {"id": i, "role": "user", "parts": [{"type": "text", "text": f"turn {n}"}]}
         t.put_message(victim["id"], small, i, turn)
+    while t._store.index_pending()[0]:
+        pass
     scratch = t.create_agent(attacker["id"], space, "written all along")["id"]
     t.close()
     return {"attacker": attacker, "helpers": helpers, "big": big, "mid": mid, "hay": hay, "space": space,
-            "wide": wide_agent, "victim": victim, "small": small, "scratch": scratch}  # fmt: skip
+            "wide": wide_agent, "victim": victim, "small": small, "turn": i, "scratch": scratch}  # fmt: skip
 
 
 class Peaks:
@@ -328,14 +330,18 @@ class Peaks:
         self._sampler.join()
 
 
-def victim_reads(base: str, world: dict[str, Any]) -> dict[str, Any]:
-    """The victim's cut pages and /api/me, interleaved: their latencies (ms) and 5xx count."""
-    page, me, errors = [], [], 0
+def victim_reads(base: str, world: dict[str, Any], heavy: bool = False) -> dict[str, Any]:
+    """The victim's cut pages and /api/me, interleaved (``heavy``: and a whole part and a
+    search each time, their 5xx counted too): their latencies (ms) and 5xx count."""
+    page, me, errors, others = [], [], 0, []
     headers = {"Authorization": f"Bearer {world['victim']['token']}"}
     with httpx.Client(base_url=base, headers=headers, timeout=60) as client:
         for _ in range(VICTIM_READS):
             pairs = ((f"/api/agents/{world['small']}/messages", {"parts": "cut", "limit": "15"}, page),
                      ("/api/me", {}, me))  # fmt: skip
+            if heavy:
+                pairs += ((f"/api/agents/{world['small']}/messages/{world['turn']}/parts/0", {}, others),
+                          ("/api/search", {"q": "turn"}, others))  # fmt: skip
             for path, params, into in pairs:
                 t0 = time.perf_counter()
                 try:
@@ -421,13 +427,15 @@ class Attack:
         return ", ".join(f"{n}× {status}" for status, n in sorted(self.statuses.items())) or "none"
 
 
-def slow_reader(port: int, world: dict[str, Any]) -> Callable[[int, threading.Event], int]:
+def slow_reader(port: int, world: dict[str, Any], accounts: int = 1) -> Callable[[int, threading.Event], int]:
     """A whole read of the big part that takes its status line and then nothing, until the
-    server drops it (its send deadline) or the attack ends."""
+    server drops it (its send deadline) or the attack ends; worker ``n`` reads as the attacker
+    or one of its helpers (``n`` modulo ``accounts``)."""
     path = f"/api/agents/{world['big']}/messages/{world['mid']}/parts/0"
-    token = world["attacker"]["token"]
+    tokens = [world["attacker"]["token"]] + [h["token"] for h in world["helpers"]]
 
     def request(n: int, stop: threading.Event) -> int:
+        token = tokens[n % accounts]
         import socket
 
         sock = socket.socket()
@@ -479,6 +487,8 @@ def run_attacks(backend: str, args: argparse.Namespace) -> list[list[str]]:
             ("none", "none", None, 0),
             ("slow", f"slow whole-part reader: 4 reads of a {args.part_mb} MB part that read nothing",
              slow_reader(port, world), 4),
+            ("stalled", f"stalled whole reads: 8 of a {args.part_mb} MB part that read nothing, 2 accounts "
+             "(the victim's whole reads and searches counted too)", slow_reader(port, world, 2), 8),
             ("whole", "many whole reads: 16 at once, 4 accounts, each read to its end", whole, 16),
             ("search", f"pathological search: 8 at once of 'a' * 256 over {args.chunks} chunks", search, 8),
             ("page", f"huge page: 4 at once of 100 messages of {args.wide} × 2,000 parts, cut", page, 4),
@@ -496,7 +506,7 @@ def run_attacks(backend: str, args: argparse.Namespace) -> list[list[str]]:
                         seen, said = victim_reads(base, world), "—"
                     else:
                         with Attack(workers, request) as attack:
-                            seen = victim_reads(base, world)
+                            seen = victim_reads(base, world, heavy=key == "stalled")
                         said = attack.said()
                 stop.set()
                 writing.join(60)
@@ -559,7 +569,7 @@ def main() -> None:
     parser.add_argument("--attacks", action="store_true", help="the attacks of one member (issue 20) instead")
     parser.add_argument("--chunks", type=int, default=20_000, help="--attacks: the search haystack's chunks")
     parser.add_argument("--wide", type=int, default=20, help="--attacks: messages of 2,000 parts to page")
-    parser.add_argument("--only", default="none,slow,whole,search,page", help="--attacks: which of them")
+    parser.add_argument("--only", default="none,slow,stalled,whole,search,page", help="--attacks: which of them")
     args = parser.parse_args()
     if args.attacks:
         if args.part_mb == 100:
