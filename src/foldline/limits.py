@@ -4,13 +4,15 @@ and per-account caps on long or heavy requests (event streams, whole-part reads)
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import anyio.to_thread
 import orjson
 from starlette.responses import StreamingResponse
 
@@ -65,18 +67,13 @@ class Slots:
 
     def __init__(self, what: str, limit: int, refusal: type[FoldlineError] = TooManyRequests) -> None:
         self.what, self.limit, self.refusal = what, limit, refusal
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._taken: dict[str, int] = defaultdict(int)
 
-    def acquire(self, account: str, wait: float = 0.0) -> None:
-        """A slot of ``account``'s, waited for up to ``wait`` seconds (none: at once), else the refusal."""
-        deadline = time.monotonic() + wait
+    def acquire(self, account: str) -> None:
         with self._lock:
-            while self._taken[account] >= self.limit:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise self.refusal(self.refused())
-                self._lock.wait(left)
+            if self._taken[account] >= self.limit:
+                raise self.refusal(self.refused())
             self._taken[account] += 1
 
     def refused(self) -> str:
@@ -87,7 +84,6 @@ class Slots:
             self._taken[account] -= 1
             if self._taken[account] <= 0:
                 del self._taken[account]
-            self._lock.notify()
 
     @contextmanager
     def taken(self, account: str) -> Iterator[None]:
@@ -126,33 +122,29 @@ class Gate(Slots):
         return f"the server is running {self.limit} {self.what} at once, its most; try again shortly"
 
     def while_read(self, start: Callable[[], tuple[int, Iterator[bytes]]]) -> tuple[int, Iterator[bytes]]:
-        """``start()``'s size and chunks, the slot held only while they are read: through
-        ``start()`` (taken at once, else a 503), then again for each chunk (waited for up to
-        :attr:`wait` seconds: the answer has begun, so a chunk that gets no slot ends it short),
-        never while a client takes the bytes. A client that stops reading holds no slot."""
+        """``start()``'s size and chunks, in a slot taken at once (else a 503) and given back
+        when ``start()`` returns: its chunks are to be read each in a slot again (a
+        :class:`HeldStream` ``paced_by`` this gate), never held while a client takes the bytes."""
         with self.taken(self.EVERYONE):
-            size, chunks = start()
-        return size, EachHeld(self, chunks, self.wait)
+            return start()
 
-
-class EachHeld(Iterator[bytes]):
-    """``chunks``, each read in a slot of ``gate``'s (:meth:`Gate.while_read`); ``close()``
-    closes them, even before the first is asked for."""
-
-    def __init__(self, gate: Gate, chunks: Iterator[bytes], wait: float) -> None:
-        self._gate, self._chunks, self._wait = gate, chunks, wait
-
-    def __next__(self) -> bytes:
-        self._gate.acquire(Gate.EVERYONE, self._wait)
+    def try_acquire(self) -> bool:
         try:
-            return next(self._chunks)
-        finally:
-            self._gate.release(Gate.EVERYONE)
+            self.acquire(self.EVERYONE)
+        except Unavailable:
+            return False
+        return True
 
-    def close(self) -> None:
-        close = getattr(self._chunks, "close", None)
-        if close is not None:
-            close()
+    async def turn(self) -> None:
+        """A slot, waited for on the event loop (no thread sits waiting) up to :attr:`wait`
+        seconds, else the refusal."""
+        deadline = time.monotonic() + self.wait
+        pause = 0.002
+        while not self.try_acquire():
+            if time.monotonic() >= deadline:
+                raise self.refusal(self.refused())
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.05)
 
 
 def held_until_sent(chunks: Iterator[bytes], release: Callable[[], None]) -> Iterator[bytes]:
@@ -173,8 +165,8 @@ class HeldStream(StreamingResponse):
     garbage collector, a dropped sending kept its slots (and what its chunks hold) until a
     collection came round."""
 
-    def __init__(self, chunks: Iterator[bytes], **kwargs: Any) -> None:
-        super().__init__(chunks, **kwargs)
+    def __init__(self, chunks: Iterator[bytes], paced_by: Gate | None = None, **kwargs: Any) -> None:
+        super().__init__(chunks if paced_by is None else paced(chunks, paced_by), **kwargs)
         self._chunks = chunks
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -184,3 +176,18 @@ class HeldStream(StreamingResponse):
             close = getattr(self._chunks, "close", None)
             if close is not None:
                 close()
+
+
+async def paced(chunks: Iterator[bytes], gate: Gate) -> AsyncIterator[bytes]:
+    """``chunks``, each read in a thread in a slot of ``gate``'s (waited for on the event loop;
+    the answer has begun, so one that gets none in time ends it short), none held while the
+    client takes the bytes."""
+    while True:
+        await gate.turn()
+        try:
+            chunk = await anyio.to_thread.run_sync(next, chunks, None)
+        finally:
+            gate.release(Gate.EVERYONE)
+        if chunk is None:
+            return
+        yield chunk

@@ -538,7 +538,7 @@ def conversation_reads(view: Callable[..., Any], auth: tuple[int, ...] = (401,))
         size, chunks = whole_reads.streamed(
             who.slot, lambda: heavy.while_read(lambda: t.part_stream(account, at.agent, message, index, at.call))
         )
-        return HeldStream(chunks, media_type="application/json", headers={"Content-Length": str(size)})
+        return HeldStream(chunks, paced_by=heavy, media_type="application/json", headers={"Content-Length": str(size)})
 
     @reads.get(
         "/events",
