@@ -41,7 +41,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError
 from ..registry import TextTools
 from .core import Prepared, slot
 from .errors import StoreError
-from .pgbounds import SmallChecks, bound_options, bound_waits, small, unbounded
+from .pgbounds import CONNECTING, SmallChecks, bound_options, bound_waits, small, unbounded
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
 from .schema import messages, part_text, parts
 from .search import merged
@@ -476,7 +476,7 @@ def _listen(url: str, callback: Callable[[str], None], stop: threading.Event) ->
     """LISTEN for other processes' writes until ``stop``; reconnect after a lost connection."""
     while not stop.is_set():
         try:
-            with psycopg.connect(url, autocommit=True) as conn:
+            with psycopg.connect(url, autocommit=True, connect_timeout=CONNECTING) as conn:
                 conn.execute(f"LISTEN {CHANNEL}")
                 while not stop.is_set():
                     for notice in conn.notifies(timeout=1.0):
