@@ -148,15 +148,18 @@ def test_a_follower_is_told_and_its_stream_ends(world: World) -> None:
     put(world.alice, world.agent, user("followed"))
     put(world.alice, world.agent, user("worker"), call="call-9")
     seen: dict[str, Any] = {}
+    opened = {call: threading.Event() for call in (None, "call-9")}
 
     def follow(call: str | None) -> None:
         with Client(world.url, world.alice_token) as live, live.events(world.agent, call=call, since=0) as events:
+            opened[call].set()  # its stream is open (a follower that came after the delete is a 404)
             seen[f"messages {call}"] = len(list(events))  # the iteration ends: the stream ended
             seen[f"deleted {call}"] = events.deleted
 
-    threads = [threading.Thread(target=follow, args=(call,)) for call in (None, "call-9")]
+    threads = [threading.Thread(target=follow, args=(call,)) for call in opened]
     for thread in threads:
         thread.start()
+    assert all(event.wait(30) for event in opened.values())
     with httpx.Client(base_url=world.url, timeout=30) as raw, raw.stream(
         "GET", f"/api/agents/{world.agent}/events", params={"since": 1},
         headers={"Authorization": f"Bearer {world.alice_token}"},
