@@ -1,11 +1,11 @@
 """Benchmark: the search queries of bench/search.py, one store, two builds of the code, alternating.
 
-    .venv/bin/python bench/search_versions.py --size 30MB --before OTHER_CHECKOUT/src
+    .venv/bin/python bench/search_versions.py --size 30MB --build before=OTHER_CHECKOUT/src
 
 The corpus and the store are bench/search.py's (the same generator and seed, written through the
 write door, the indexer caught up), built once per backend with this checkout's code. Then a
-server of each build (``--before``: another checkout's ``src``, put first on the server's
-``PYTHONPATH``; ``now``: this checkout) is started in turn on the same store, ``--rounds`` times
+server of each build (``--build NAME=SRC``, any number: another checkout's ``src``, put first on
+the server's ``PYTHONPATH``; then ``now``: this checkout) is started in turn on the same store, ``--rounds`` times
 alternating, and each times the queries (bench/search.py's ``time_queries``, every answer
 checked). It prints the median over rounds of each round's p50, per backend, query and build.
 """
@@ -25,7 +25,7 @@ from pathlib import Path
 
 import httpx
 import search as bench
-from search import BACKENDS, Backend, Json, Server
+from search import BACKENDS, Backend, Server
 
 from foldline.registry import Registry
 from foldline.settings import Settings
@@ -61,10 +61,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=bench.parse_size, default=bench.parse_size("30MB"))
     parser.add_argument("--backends", default="sqlite,postgres")
-    parser.add_argument("--before", type=Path, required=True, help="the other checkout's src folder")
+    parser.add_argument("--build", action="append", default=[], help="NAME=SRC: another checkout's src folder")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--runs", type=int, default=15, help="timed runs of each query per round")
     args = parser.parse_args()
+    builds: list[tuple[str, Path | None]] = [(b.split("=", 1)[0], Path(b.split("=", 1)[1])) for b in args.build]
+    builds.append(("now", None))
     started = time.perf_counter()
 
     def log(line: str) -> None:
@@ -88,7 +90,7 @@ def main() -> None:
                         conn.exec_driver_sql("ANALYZE")
                 log(f"{name}: {bench.human(corpus.steps[-1].stored)} stored")
                 for r in range(args.rounds):
-                    for build, src in (("before", args.before), ("now", None)):
+                    for build, src in builds:
                         server = BuildServer(url, src)
                         try:
                             with httpx.Client(base_url=server.base, timeout=600, headers=b.auth) as http:
@@ -103,13 +105,16 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\n{bench.human(args.size)} stored; the median of {args.rounds} alternating rounds' p50 (ms)\n")
-    print("| backend | query | before | now | now's answer |")
-    print("|---|---|---|---|---|")
-    rows: Json = {}
-    for (name, q, build), values in p50s.items():
-        rows.setdefault((name, q), {})[build] = statistics.median(values)
-    for (name, q), by in rows.items():
-        print(f"| {name} | {q} | {by.get('before', 0):.1f} | {by.get('now', 0):.1f} | {answers[(name, q, 'now')]} |")
+    names = [name for name, _ in builds]
+    print("| backend | query | " + " | ".join(names) + " | " + " | ".join(f"{n}'s answer" for n in names) + " |")
+    print("|---" * (2 + 2 * len(names)) + "|")
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    for (backend, query, build), values in p50s.items():
+        rows.setdefault((backend, query), {})[build] = statistics.median(values)
+    for (backend, query), by in rows.items():
+        cells = " | ".join(f"{by[n]:.1f}" for n in names)
+        said = " | ".join(answers[(backend, query, n)] for n in names)
+        print(f"| {backend} | {query} | {cells} | {said} |")
 
 
 if __name__ == "__main__":
