@@ -289,3 +289,14 @@ def test_an_export_closed_gives_its_connection_back_at_once(db_url: str) -> None
             never_started = own.export(alice["id"], agent, format)[2]
             never_started.close()  # type: ignore[attr-defined]
             assert pool.checkedout() == lent  # type: ignore[attr-defined]
+
+
+def test_an_imported_line_is_exported_at_the_time_it_was_written(world: World) -> None:
+    # An imported session's messages were stored today, but each says when it was written: the
+    # export dates them as the panel does, by that time.
+    put(world.alice, world.agent, {**user("from an old log"), "metadata": {"timestamp": "2026-02-28T01:13:07.000Z"}})
+    put(world.alice, world.agent, user("written through the API, no time of its own"))
+    markdown = export(world, "md").text
+    assert "2026-02-28T01:13:07.000Z" in markdown
+    html = export(world, "html").text
+    assert "2026-02-28" in html

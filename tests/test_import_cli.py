@@ -112,6 +112,19 @@ def test_first_run_imports_the_samples_when_the_machine_has_no_sessions(
     assert subagents and cut_thoughts
 
 
+def test_first_run_imports_the_samples_when_the_agents_folders_hold_no_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A fresh install of an agent makes its folder before any session: that is no session to show.
+    home = fake_home(tmp_path, monkeypatch)
+    (home / ".claude" / "projects").mkdir(parents=True)
+    (home / ".codex" / "sessions").mkdir(parents=True)
+    db = str(tmp_path / "foldline.db")
+    t = local_transcripts(db)
+    first = import_on_first_run(t, ensure_local(t, db))
+    assert first is not None and first.samples and first.summary.agents == 5
+
+
 def test_first_run_imports_the_users_own_sessions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     home = fake_home(tmp_path, monkeypatch)
     project = home / ".claude" / "projects" / "-work-app"

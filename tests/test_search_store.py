@@ -211,6 +211,10 @@ def test_a_nul_in_a_field_is_stored_and_found(transcripts: Transcripts, store: S
     transcripts.put_message(account, agent, message_id, user("\x00 replaced", message_id))
     assert transcripts.search(account, word, agent=agent)["hits"] == []
     assert [h["start"] for h in transcripts.search(account, "replaced", agent=agent)["hits"]] == [2]
+    # FTS5's integrity check compares its index with the chunk rows as stored, and this row's
+    # NUL was indexed as U+FFFD: a row it would call corrupt is not left in the shared store.
+    transcripts.delete_agent(account, agent)
+    caught_up(store)
 
 
 def test_a_phrase_matches_as_written_not_as_its_trigrams(transcripts: Transcripts, me: tuple[str, str]) -> None:

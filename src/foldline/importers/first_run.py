@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..local_account import Local
 from ..service import Transcripts
+from .detect import has_session_logs
 from .formats import registered
 from .importer import Progress, import_paths
 from .summary import Summary
@@ -53,7 +54,9 @@ def import_on_first_run(transcripts: Transcripts, local: Local, progress: Progre
     ``progress`` how far it is."""
     if transcripts.list_agents(local.account_id, local.workspace_id)["agents"]:
         return None
-    found = session_dirs()
+    # A folder an agent made but holds no session yet (a fresh install) is no reason to show an
+    # empty panel: the samples come then too.
+    found = [path for path in session_dirs() if has_session_logs([path])]
     workspace_id = local.workspace_id
     if not found:
         samples = transcripts.make_samples_workspace(local.account_id)

@@ -125,7 +125,7 @@ class Exports(Core):
             checks = not as_stored(head, checked, [p.tool for p in mine], self.read_stamp, self._retired)
             message = decoded(head)
             role = str(message.get("role", "")) if isinstance(message, dict) else ""
-            yield from writer.message(role, created_at)
+            yield from writer.message(role, written_at(message, created_at))
             for part in mine:
                 view = self._export_view(read, conv, message_id, part, checks)
                 if view is None:
@@ -223,3 +223,11 @@ def gathered(pieces: Iterator[bytes]) -> Iterator[bytes]:
         close = getattr(pieces, "close", None)
         if close is not None:
             close()
+
+
+def written_at(message: object, stored_at: str) -> str:
+    """When a message was written by its own word (``metadata.timestamp``, as the panel shows
+    it: an imported session's lines keep their time), else when it was stored."""
+    meta = message.get("metadata") if isinstance(message, dict) else None
+    stamp = meta.get("timestamp") if isinstance(meta, dict) else None
+    return stamp if isinstance(stamp, str) and stamp else stored_at
