@@ -13,6 +13,7 @@ from conftest import World
 from core_helpers import add_member, assistant, bash, new_id, put, text, thought, tool, user
 
 from foldline import Client, NotFound
+from foldline.search.query import chunks_most
 from foldline.search.results import MATCHES_MOST
 from foldline.service import Transcripts
 from foldline.store.chunks import CHUNK
@@ -303,9 +304,29 @@ def test_a_turn_ends_outcome_is_searchable(world: World) -> None:
     assert all_hits(world.alice, f"{w} ended", agent=world.agent) == []
 
 
+def test_a_page_reads_a_bounded_share_of_a_long_field_and_goes_on_in_the_next(world: World) -> None:
+    w = word()
+    chunks = 7  # a match at the start of each chunk: more chunks than a page of limit=2 reads (3)
+    big = "".join(w + "." * (CHUNK - len(w) - 1) + "\n" for _ in range(chunks))
+    message = put(world.alice, world.agent, assistant([bash(big)]))
+    first = world.alice.search(w, limit=2)
+    [output] = first["hits"]  # the page ends inside the field, the count so far and more to come
+    assert (output["count"], output["more"]) == (chunks_most(2), True) and first["next"] is not None
+    results, cursor = list(first["hits"]), first["next"]
+    while cursor is not None:
+        page = world.alice.search(w, limit=2, cursor=cursor)
+        results += page["hits"]
+        cursor = page["next"]
+    assert [r["count"] for r in results] == [3, 3, 1] and [r["more"] for r in results] == [True, True, False]
+    assert {r["message_id"] for r in results} == {message["id"]}
+    starts = [m["start"] for m in each_match(results)]  # every match once, none skipped
+    assert sorted(starts) == [n * CHUNK for n in range(chunks)] and len(set(starts)) == chunks
+
+
 def test_a_field_with_many_matches_is_one_result_paged_per_match(world: World) -> None:
     w = word()
-    count = 2 * MATCHES_MOST + 88
+    rest = MATCHES_MOST // 2 + 3  # fewer than a result lists
+    count = 2 * MATCHES_MOST + rest
     big = "".join(f"{w} line {n}\n" for n in range(count))  # more matches than one result lists
     message = put(world.alice, world.agent, assistant([bash(big), text(f"then {w}")]))
     first = world.alice.search(w, limit=2)
@@ -318,7 +339,7 @@ def test_a_field_with_many_matches_is_one_result_paged_per_match(world: World) -
         results += page["hits"]
         cursor = page["next"]
     outputs = [r for r in results if r["field"] == "output"]
-    assert [r["count"] for r in outputs] == [MATCHES_MOST, MATCHES_MOST, 88]
+    assert [r["count"] for r in outputs] == [MATCHES_MOST, MATCHES_MOST, rest]
     assert [r["more"] for r in outputs] == [True, True, False]
     starts = [m["start"] for m in each_match(outputs)]
     assert len(starts) == count == len(set(starts)) and all(r["message_id"] == message["id"] for r in outputs)

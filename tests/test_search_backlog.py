@@ -187,10 +187,17 @@ def test_two_words_in_one_field_are_one_result_in_either_path(
     transcripts.put_message(account, agent, message_id, assistant([bash(log)], message_id))
     if indexed:
         caught_up(store)
-    page = transcripts.search(account, f"{a} {b}", seconds=float("inf"))
-    [result] = page["hits"]  # one output: one result, whatever its chunks and the path that found them
-    assert page["next"] is None and result["message_id"] == message_id and not result["more"]
-    starts = [m["start"] for m in result["matches"]]
-    assert len(log) > CHUNK and starts == sorted(starts)
-    assert result["count"] == len(starts) == log.count(a) + log.count(b)
-    assert result["start"] == starts[0] == log.index(b)  # n = 0 holds the second word
+    results: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:  # one output: one place, whatever its chunks and the path that found them
+        page = transcripts.search(account, f"{a} {b}", cursor=cursor, seconds=float("inf"))
+        results += page["hits"]
+        if (cursor := page["next"]) is None:
+            break
+    assert {(r["message_id"], r["part"], r["field"]) for r in results} == {(message_id, 0, "output")}
+    assert [r["more"] for r in results] == [True] * (len(results) - 1) + [False]  # a result per MATCHES_MOST
+    assert all([m["start"] for m in r["matches"]] == sorted(m["start"] for m in r["matches"]) for r in results)
+    starts = [m["start"] for r in results for m in r["matches"]]  # pages read the newest chunk first
+    assert len(log) > CHUNK and len(starts) == len(set(starts))  # none repeated or skipped
+    assert sum(r["count"] for r in results) == len(starts) == log.count(a) + log.count(b)
+    assert min(starts) == log.index(b) in [r["start"] for r in results]  # n = 0 holds the second word

@@ -117,8 +117,10 @@ def page(
 
     Chunks are read newest first, ``limit + 1`` at first and twice as many each time after, until
     the match that starts result ``limit + 1`` is in hand (a field's chunks are read together: a
-    result is whole unless it reached ``MATCHES_MOST``, when the page ends there and the next
-    goes on in the same field). A chunk may hold no match of its own (its terms only in the
+    result is whole unless it reached ``MATCHES_MOST``, or the page has read ``chunks_most``
+    chunks with matches and the field goes on into another: the page ends there, the result
+    says ``more`` and the next page goes on in the same field; so a common word's first page
+    reads about as much as one of one match per chunk). A chunk may hold no match of its own (its terms only in the
     overlap it shares with the next chunk). The cursor names a match (a chunk, and how many of
     its matches were sent), so paging goes per match: none is repeated or skipped. A fetch that
     ran out of time ends the page early: ``partial`` is true and ``next`` goes on from where the
@@ -126,6 +128,7 @@ def page(
     result go on in the next page).
     """
     places: list[Place] = []
+    read = [0]  # chunks with matches taken into the page
     upto = cursor.chunk if cursor else None
     following: Cursor | None = None
     stopped: int | None = None
@@ -135,7 +138,7 @@ def page(
         for row in found.rows:
             if not keep(row):
                 continue
-            following = _take(row, terms, cursor, places, limit)
+            following = _take(row, terms, cursor, places, read, limit)
             if following is not None:
                 break
         stopped = found.stopped
@@ -151,25 +154,38 @@ def page(
     return {"hits": results, "next": None, "partial": False}
 
 
-def _take(row: TextRow, terms: list[str], cursor: Cursor | None, places: list[Place], limit: int) -> Cursor | None:
+def _take(
+    row: TextRow, terms: list[str], cursor: Cursor | None, places: list[Place], read: list[int], limit: int
+) -> Cursor | None:
     """Add the chunk's matches (from the cursor's, in its chunk) to the results; the cursor of
-    the first match that does not fit this page, if one does not."""
+    the first match that does not fit this page, if one does not. ``read`` counts the chunks of
+    the page that gave matches: once ``chunks_most`` were read, a field that goes on into one
+    more chunk ends the page there (its result says ``more``)."""
     skip = cursor.skip if cursor and row.id == cursor.chunk else 0
     spans = occurrences(row, terms)
     if skip >= len(spans):
         return None
     key = place_of(row)
+    if places and places[-1].key == key and read[0] >= chunks_most(limit):  # read its share
+        places[-1].more = True
+        return Cursor(row.id, skip)
     if not places or places[-1].key != key:
         if len(places) == limit:
             return Cursor(row.id, skip)
         places.append(Place(key))
     place = places[-1]
+    read[0] += 1
     for n in range(skip, len(spans)):
         if place.full:
             place.more = True
             return Cursor(row.id, n)
         place.add(row, *spans[n])
     return None
+
+
+def chunks_most(limit: int) -> int:
+    """The chunks with matches one page reads at most: as many as a page of one match each needs."""
+    return limit + 1
 
 
 # -- slices ------------------------------------------------------------------------------

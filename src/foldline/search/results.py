@@ -5,8 +5,9 @@ of offset; it says how many (``count``), where each is (``matches``: ``start``, 
 field and ``hidden`` when a cut page leaves it out), and shows a snippet around the first, with
 every match inside the snippet marked. The first match's ``start``, ``end`` and ``hidden`` are
 also the result's own, as a hit's were before results (a client that reads only those still
-opens the right place). A result lists at most ``MATCHES_MOST`` matches; a field with more
-ends its page there and goes on, as a result of its own, on the next (``more``).
+opens the right place). A result lists at most ``MATCHES_MOST`` matches (and only those of the
+chunks its page reads: see :func:`..query.page`); a field with more ends its page there and goes
+on, as a result of its own, on the next (``more``; ``count`` is then the matches so far).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..registry import TextTools
 from ..store import TextRow
 
 SNIPPET = 80  # code points of context each side of the first match
-MATCHES_MOST = 256  # matches listed in one result
+MATCHES_MOST = 64  # matches listed in one result (of one page)
 
 Json = dict[str, Any]
 PlaceKey = tuple[str, str | None, str, int, str]  # agent, call, message, part, field
