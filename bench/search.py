@@ -391,15 +391,7 @@ class Server:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{self.base}/api/me", timeout=2)
-                return
-            except httpx.TransportError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the bench server did not start") from None
-                time.sleep(0.1)
+        wait_until_up(self.base, self.proc)
 
     def status(self, key: str) -> int:
         """A /proc/PID/status memory line in bytes (VmRSS, VmHWM)."""
@@ -1132,3 +1124,16 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def wait_until_up(base: str, proc: subprocess.Popen[bytes]) -> None:
+    """Until the server at ``base`` answers (a minute at most; an exited ``proc`` is a failure)."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"{base}/api/me", timeout=2)
+            return
+        except httpx.TransportError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the bench server did not start") from None
+            time.sleep(0.1)

@@ -46,15 +46,7 @@ class BuildServer(Server):
             stderr=subprocess.DEVNULL,
             env=env,
         )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{self.base}/api/me", timeout=2)
-                return
-            except httpx.TransportError:
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("the bench server did not start") from None
-                time.sleep(0.1)
+        bench.wait_until_up(self.base, self.proc)
 
 
 def main() -> None:
