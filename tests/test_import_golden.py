@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import math
 import os
+import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -89,20 +91,47 @@ def dump(t: Transcripts, account: str) -> Json:
     return {"agents": agents, "search": {q: hits(t, account, q) for q in QUERIES}}
 
 
+# The two formats the golden copy was made of (the new formats were added after it).
+SOURCES = [DATA / "transcripts" / "claude-code", DATA / "transcripts" / "codex"]
+
+
 def test_import_stores_what_the_golden_copy_holds(fresh_url: str) -> None:
     t = Transcripts(open_store(fresh_url), settings=Settings(db=fresh_url))
     try:
         account = t.create_account("importer")["id"]
         t._store.create_workspace(WORKSPACE, "sessions", [account])
-        # The two formats the golden copy was made of (the new formats were added after it).
-        sources = [DATA / "transcripts" / "claude-code", DATA / "transcripts" / "codex"]
-        summary = import_paths(t, sources, account_id=account, workspace_id=WORKSPACE)
+        summary = import_paths(t, SOURCES, account_id=account, workspace_id=WORKSPACE)
         assert not summary.skipped
         got = {"summary": [summary.agents, summary.messages, summary.parts], **dump(t, account)}
     finally:
         t.close()
     if os.environ.get("FOLDLINE_WRITE_GOLDEN"):
         GOLDEN.write_bytes(orjson.dumps(got, option=orjson.OPT_SORT_KEYS | orjson.OPT_INDENT_2) + b"\n")
+    assert_golden(got)
+
+
+def test_workers_parsing_ahead_store_what_the_golden_copy_holds(fresh_url: str) -> None:
+    """``foldline import`` with two worker processes parsing sessions ahead of its writes
+    (importers.ahead) stores exactly what the one-process import stores."""
+    t = Transcripts(open_store(fresh_url), settings=Settings(db=fresh_url))
+    try:
+        account = t.create_account("importer")["id"]
+        t._store.create_workspace(WORKSPACE, "sessions", [account])
+    finally:
+        t.close()
+    env = {**os.environ, "FOLDLINE_IMPORT_WORKERS": "2", "FOLDLINE_IMPORT_BACKLOG_MB": "0.5"}
+    args = ["import", "--json", "--db", fresh_url, "--account", account, "--workspace", WORKSPACE, *map(str, SOURCES)]
+    done = subprocess.run([sys.executable, "-m", "foldline.cli", *args], env=env, capture_output=True, check=True)
+    summary = orjson.loads(done.stdout)
+    assert not summary["skipped"]
+    t = Transcripts(open_store(fresh_url), settings=Settings(db=fresh_url))
+    try:
+        assert_golden({"summary": [summary["agents"], summary["messages"], summary["parts"]], **dump(t, account)})
+    finally:
+        t.close()
+
+
+def assert_golden(got: Json) -> None:
     golden = orjson.loads(GOLDEN.read_bytes())
     assert got["summary"] == golden["summary"]
     assert sorted(got["agents"]) == sorted(golden["agents"])

@@ -91,6 +91,33 @@ def test_the_indexer_catches_up_beside_the_writes(own_url: str) -> None:
         store.close()
 
 
+def test_an_imports_indexer_leaves_a_small_backlog_to_the_server(own_url: str) -> None:
+    """An import's indexer (``keep``) indexes only while more than ``keep`` code points are
+    pending, and then down to half of it: a backlog is left, searches find all of it, and a
+    server's indexer (no ``keep``) takes the rest."""
+    store = open_store(own_url)
+    try:
+        t = Transcripts(store)
+        word = "kept" + uuid.uuid4().hex[:6]
+        account, _, ids = written(t, 150, word)  # more chunks than a few batches take
+        keep = store.backlog().chars * 2 // 3
+        importer = Indexer(t, idle=0.05, keep=keep)
+        importer.start()
+        try:
+            until(lambda: store.backlog().chars <= keep // 2, "the import's indexer to reach half its keep")
+            time.sleep(3 * 0.5)  # a few of its looks at the backlog (indexer.LOOK_SECONDS)
+            left = store.backlog().chars
+        finally:
+            importer.stop()
+        assert 0 < left <= keep // 2  # it stopped there: what is left waits for another indexer
+        assert hits(t, account, word) == ids[::-1]  # found, indexed or pending
+        assert caught_up(store) > 0  # a server's indexer takes the rest
+        assert hits(t, account, word) == ids[::-1]
+        indexed_once(store)
+    finally:
+        store.close()
+
+
 INDEX_IN_A_PROCESS = textwrap.dedent(
     """
     import sys, time

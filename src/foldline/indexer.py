@@ -6,12 +6,18 @@ the app) and ``foldline import``. A search never waits for it: every search also
 pending chunks. Pending is a column, so a stop, a crash or ``kill -9`` loses nothing: the next
 start resumes. Any number may run on one PostgreSQL store; on SQLite the write lock takes them
 in turn.
+
+A server's indexer indexes everything. An import's (``keep``) lets its writes go first: it
+indexes only while more than ``keep`` code points are pending, so a first import of a few
+hundred MB is not slowed by index work that a server does later, and searches meanwhile walk a
+backlog small enough to answer in time (``FOLDLINE_IMPORT_BACKLOG_MB``, docs/import.md).
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from .service import Transcripts
 
@@ -20,14 +26,18 @@ log = logging.getLogger("foldline")
 IDLE_SECONDS = 0.5  # how often an idle indexer looks for other processes' writes (its own wake it)
 PAUSE_SECONDS = 0.002  # between two batches: a writer waiting for SQLite's lock takes it then
 RETRY_SECONDS = 5.0  # after a failed batch (the database away): it rolled back, nothing is lost
+LOOK_SECONDS = 0.5  # how often an indexer with ``keep`` measures the backlog (a read of its sums)
 
 
 class Indexer:
     """Index the backlog in a thread of its own until stopped; woken by this process's writes."""
 
-    def __init__(self, transcripts: Transcripts, idle: float = IDLE_SECONDS) -> None:
+    def __init__(self, transcripts: Transcripts, idle: float = IDLE_SECONDS, keep: int = 0) -> None:
         self.transcripts = transcripts
         self.idle = idle
+        self.keep = keep  # code points left pending for another indexer (0: index everything)
+        self._behind = False
+        self._next_look = 0.0
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -62,7 +72,7 @@ class Indexer:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                done = self.transcripts.index_pending()
+                done = self.transcripts.index_pending() if self._over_keep() else 0
             except Exception:
                 log.warning("search indexer: a batch failed; trying again in %.0f s", RETRY_SECONDS, exc_info=True)
                 self._stop.wait(RETRY_SECONDS)
@@ -72,3 +82,16 @@ class Indexer:
                 continue
             self._wake.wait(self.idle)
             self._wake.clear()
+
+    def _over_keep(self) -> bool:
+        """Whether to index now. With ``keep``: while the backlog is over it, and once over, until
+        it is down to half (so the writes are not interrupted by every other batch). Behind, it
+        looks after every batch; else at most every :data:`LOOK_SECONDS`."""
+        if not self.keep:
+            return True
+        now = time.monotonic()
+        if self._behind or now >= self._next_look:
+            self._next_look = now + LOOK_SECONDS
+            pending = int(self.transcripts.backlog()["pending_code_points"])
+            self._behind = pending > (self.keep // 2 if self._behind else self.keep)
+        return self._behind

@@ -98,6 +98,13 @@ class Settings:
     # The longest line of a JSONL log (and the largest JSON document) an import reads, in bytes:
     # a longer one is skipped and reported in the summary (docs/import.md).
     import_max_line: int = field(default_factory=import_max_line)
+    # An import indexes for search only what would leave more than this many million code points
+    # (about MB of text) pending: the rest waits for a server's indexer, the next import, or
+    # `import --wait-index`; searches read the pending chunks meanwhile (docs/import.md).
+    # Worker processes that parse sessions ahead of an import's writes, at most one per core
+    # (0: the importing process parses each itself); docs/import.md.
+    import_workers: int = field(default_factory=lambda: int(env_number("FOLDLINE_IMPORT_WORKERS", "4")))
+    import_backlog_mb: float = field(default_factory=lambda: env_number("FOLDLINE_IMPORT_BACKLOG_MB", "32"))
 
     def __post_init__(self) -> None:
         if self.bound < 2:
@@ -110,9 +117,10 @@ class Settings:
                   self.max_streams)  # fmt: skip
         if self.db_wait <= 0:
             raise ValueError("FOLDLINE_DB_WAIT_SECONDS must be positive")
-        if self.token_cache_seconds < 0 or self.search_seconds < 0 or self.page_cache_mb < 0:
+        if min(self.token_cache_seconds, self.search_seconds, self.page_cache_mb, self.import_backlog_mb) < 0:
             raise ValueError(
-                "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS and FOLDLINE_PAGE_CACHE_MB must not be negative"
+                "FOLDLINE_TOKEN_CACHE_SECONDS, FOLDLINE_SEARCH_SECONDS, FOLDLINE_PAGE_CACHE_MB and "
+                "FOLDLINE_IMPORT_BACKLOG_MB must not be negative"
             )
         if min(*limits, self.max_whole_reads, self.max_searches, self.max_heavy, self.db_threads) <= 0:
             raise ValueError("the serving timeouts and FOLDLINE_MAX_CONNECTIONS must be positive")
@@ -120,6 +128,8 @@ class Settings:
             from .redaction import load  # a rules file that cannot be used is said at once
 
             load(self.redact_rules)
+        if self.import_workers < 0:
+            raise ValueError("FOLDLINE_IMPORT_WORKERS must not be negative")
         if self.import_max_line < 1:
             raise ValueError("FOLDLINE_IMPORT_MAX_LINE must be at least 1 byte")
         if self.sqlite_synchronous.lower() not in ("full", "normal"):

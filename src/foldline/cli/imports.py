@@ -9,12 +9,13 @@ import orjson
 
 from ..errors import Unusable
 from ..importers import Summary, has_session_logs, import_paths
+from ..importers.ahead import ahead
 from ..importers.watch import follow
 from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
-from .common import service
+from .common import service, settings_for
 from .progress import progress_bar
 
 WHERE_LOGS = (
@@ -67,25 +68,33 @@ def import_command(
         raise Unusable(f"no session logs of an agent Foldline reads in {where}", WHERE_LOGS)
     file = sqlite_file(db)
     existed = file is None or file.exists()
-    with service(db) as transcripts:
+    # The workers are forked first, with one thread here and no store open (importers.ahead).
+    with ahead(settings_for(db), paths) as pool, service(db) as transcripts:
         if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
             click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
         if account_id is None or workspace_id is None:
             local = ensure_local(transcripts, db)
             account_id = account_id or local.account_id
             workspace_id = workspace_id or local.workspace_id
-        indexer = Indexer(transcripts)  # indexes beside the writes; what is left waits for the next run
+        # Beside the writes, the index takes only a backlog too big to search in time; the rest
+        # waits for a server, the next import, or --wait-index (searches read it meanwhile).
+        keep = int(transcripts.settings.import_backlog_mb * 1_000_000)
+        indexer = Indexer(transcripts, keep=keep)
         indexer.start()
         try:
             with progress_bar(not as_json) as told:
                 summary = import_paths(
-                    transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told
+                    transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told, pool=pool
                 )
             if wait_index:
                 indexer.stop()
                 indexer.catch_up()
             report(summary, as_json)
-            if watch:
+            if watch:  # a process that stays: it indexes everything, as a server does
+                if pool is not None:
+                    pool.close()  # what it follows comes a few lines at a time
+                indexer.stop()
+                indexer = Indexer(transcripts)
                 indexer.start()
                 folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
                 click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)

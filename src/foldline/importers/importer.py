@@ -10,9 +10,10 @@ from pathlib import Path
 
 from ..errors import FoldlineError
 from ..service import Transcripts
+from .ahead import Ahead, failure, parse_session
 from .detect import find_groups
-from .formats import Group, by_name
-from .jsonl import bounded
+from .formats import Group
+from .jsonl import bounded, current_bound
 from .session import Json, Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
@@ -39,18 +40,23 @@ Progress = Callable[[Step], None]
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
     """One session parsed by its format, what its log left undated dated by its file (``Session.date_untimed``)."""
-    session = by_name(group.format).parse(group, transcripts.registry, namespace)
-    session.date_untimed()
-    return session
+    return parse_session(group, transcripts.registry, namespace)
 
 
-def import_group(writer: Writer, group: Group) -> Summary:
-    """One session: parsed whole first, then written; skipped with a reason if it cannot be.
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What an import will do with a session that is to be parsed: the key and agent it is
+    written under, its files' fingerprint, and what the last imports saved of it."""
 
-    A session belongs to the file it was first imported from (its record's ``source``). Another
-    file claiming the same session id (a copy elsewhere, or a forged log) is the same session only
-    while it changes nothing stored; one that would add or change a message is imported as a
-    session of its own, under a key derived from its path (``Claim``), and the summary says so."""
+    key: str
+    agent: str
+    files: Json
+    state: Json
+
+
+def plan(writer: Writer, group: Group) -> Plan | Summary:
+    """The plan for one session, or its summary if it is not to be parsed at all (forgotten,
+    unchanged since the last import, or unreadable)."""
     t = writer.t
     key = writer.file_key(group.record, group_key(group))
     agent = agent_id(writer.workspace, key)
@@ -58,18 +64,58 @@ def import_group(writer: Writer, group: Group) -> Summary:
         return Summary(forgotten=1)
     try:
         files = fingerprint(group)
-        state = writer.load_state(group.record, key)
-        current = state.get("version") == IMPORTER_VERSION
-        if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
-            return Summary(unchanged=1)
-        read = claimed(writer, group, Parsed(key, agent, state, parse(group, t, uuid.UUID(agent))), files)
     except OSError as exc:
-        return Summary(skipped=[(str(group.main), f"cannot be read: {exc.strerror or exc}")])
+        return Summary(skipped=[(str(group.main), failure(exc))])
+    state = writer.load_state(group.record, key)
+    current = state.get("version") == IMPORTER_VERSION
+    if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
+        return Summary(unchanged=1)
+    return Plan(key, agent, files, state)
+
+
+def import_group(writer: Writer, group: Group, pool: Ahead | None = None) -> Summary:
+    """One session: parsed whole first (by ``pool``'s workers, if they did), then written;
+    skipped with a reason if it cannot be.
+
+    A session belongs to the file it was first imported from (its record's ``source``). Another
+    file claiming the same session id (a copy elsewhere, or a forged log) is the same session only
+    while it changes nothing stored; one that would add or change a message is imported as a
+    session of its own, under a key derived from its path (``Claim``), and the summary says so."""
+    planned = plan(writer, group)
+    if isinstance(planned, Summary):
+        return planned
+    key, agent, files, state = planned.key, planned.agent, planned.files, planned.state
+    try:
+        session = parsed_ahead(group, uuid.UUID(agent), pool) or parse(group, writer.t, uuid.UUID(agent))
+        read = claimed(writer, group, Parsed(key, agent, state, session), files)
+    except SessionFailed as exc:
+        return Summary(skipped=[(str(group.main), exc.reason)])
     except Exception as exc:  # a shape no importer foresaw: this session is passed over, the rest go on
-        return Summary(skipped=[(str(group.main), f"cannot be parsed: {type(exc).__name__}: {exc}")])
+        return Summary(skipped=[(str(group.main), failure(exc))])
     if read is None:
         return Summary(unchanged=1)
     return write_parsed(writer, group, read, files)
+
+
+class SessionFailed(Exception):
+    """A session a worker could not parse (:attr:`reason` as the summary says it)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def parsed_ahead(group: Group, namespace: uuid.UUID, pool: Ahead | None) -> Session | None:
+    """The session ``pool`` parsed ahead under ``namespace``, its messages' writes made ready
+    (``Session.writes``) and its long lines noted in this import's bound; None if it was not."""
+    ready = pool.take(group, namespace) if pool is not None else None
+    if ready is None:
+        return None
+    current_bound().long.update({(long.path, long.number): long for long in ready.long})
+    if ready.session is None:
+        raise SessionFailed(ready.failure or "cannot be parsed")
+    ready.session.writes = ready.writes
+    return ready.session
 
 
 @dataclass
@@ -188,19 +234,21 @@ def import_paths(
     account_id: str,
     workspace_id: str,
     progress: Progress | None = None,
+    pool: Ahead | None = None,
 ) -> Summary:
-    """Import every session of a known agent found under ``paths`` (files or folders)."""
+    """Import every session of a known agent found under ``paths`` (files or folders); ``pool``'s
+    workers parse sessions ahead of the writes (:mod:`.ahead`)."""
     # checked before anything is read: no session belongs nowhere
     workspace_id = transcripts.check_member(account_id, workspace_id)
     with bounded(transcripts.settings.import_max_line) as bound:
-        summary = import_found(transcripts, paths, account_id, workspace_id, progress)
+        summary = import_found(transcripts, paths, account_id, workspace_id, progress, pool)
     summary.skipped.extend((long.path, long.reason) for long in bound.long.values())
     return summary
 
 
 def import_found(
     transcripts: Transcripts, paths: Iterable[str | Path], account_id: str, workspace_id: str,
-    progress: Progress | None,
+    progress: Progress | None, pool: Ahead | None = None,
 ) -> Summary:  # fmt: skip
     groups, skipped = find_groups(paths)
     summary = Summary(skipped=list(skipped))
@@ -209,16 +257,34 @@ def import_found(
     files = sum(len(g.files) for g in groups)
     total = sum(sizes.values())
     done = done_files = 0
+    order = ordered(groups)
+    asked = 0  # the groups up to here were given to the pool (or found not to need parsing)
     with transcripts.batched():  # on disk together at the end, not commit by commit
-        for n, group in enumerate(ordered(groups)):
+        for n, group in enumerate(order):
             if progress:
                 progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
-            summary.add(import_group(writer, group))
+            if pool is not None and len(order) > 1:
+                asked = ask_ahead(writer, pool, order, max(asked, n))
+            summary.add(import_group(writer, group, pool))
+            if pool is not None:
+                pool.drop(group)  # asked for, but not taken (its plan changed): not waited for
             done += sizes[id(group)]
             done_files += len(group.files)
     if progress:
         progress(Step(len(groups), len(groups), files, files, total, total, ""))
     return summary
+
+
+def ask_ahead(writer: Writer, pool: Ahead, order: list[Group], start: int) -> int:
+    """Give the pool the next sessions to parse from ``order[start]`` on, up to its window; the
+    index of the first not asked. A session is asked for under the key its plan has now; if an
+    earlier session's write changes that (a claim), the importer parses it again itself."""
+    while start < len(order) and pool.in_flight < pool.window:
+        planned = plan(writer, order[start])
+        if isinstance(planned, Plan):
+            pool.ask(order[start], uuid.UUID(planned.agent))
+        start += 1
+    return start
 
 
 def size(group: Group) -> int:

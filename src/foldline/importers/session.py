@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import Invalid
 from ..message import NOT_IN_NAMES, check_tool_schemas, set_unknown_outcome
 from ..registry import Registry
+from ..store import MessageWrite
 
 Json = dict[str, Any]
 TITLE_MAX = 120
@@ -135,6 +136,9 @@ class Session:
     subagents: dict[str, Conversation] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     parent: tuple[str, str] | None = None  # (parent session id, call) for a subagent rollout of another session
+    # Its messages' writes made ready ahead by an import's worker (importers.ahead), by (the call
+    # of its conversation in this session, "" for the main one; message id).
+    writes: dict[tuple[str, str], MessageWrite] = field(default_factory=dict, repr=False)
 
     def date_untimed(self) -> None:
         """Date each conversation's undated messages (:func:`date_untimed`), by the main file's time."""

@@ -25,6 +25,7 @@ import orjson
 
 from ..errors import NotFound
 from ..service import Transcripts
+from ..store import MessageWrite
 from .formats import Group
 from .session import Conversation, Json, Session, is_idle, short_title
 from .summary import Summary
@@ -85,6 +86,12 @@ def marked(message: Json) -> tuple[str, int]:
     return hashlib.blake2b(text, digest_size=8).hexdigest(), len(text)
 
 
+def ready(session: Session, call: str) -> dict[str, MessageWrite]:
+    """The writes made ready ahead for one conversation of ``session`` (``call`` "" for its main
+    one), by message id."""
+    return {mid: write for (of, mid), write in session.writes.items() if of == call}
+
+
 class Writer:
     """Writes sessions for one account into one workspace."""
 
@@ -101,9 +108,9 @@ class Writer:
         created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
         if title and created["title"] != title and session.main.title:
             self.t.rename_agent(self.account, agent, title)
-        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done)
+        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, ready(session, ""))
         for call, conv in session.subagents.items():
-            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done)
+            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done, ready(session, call))
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
@@ -116,7 +123,7 @@ class Writer:
         done = Summary()
         session.main.title = session.main.title or session.title
         before = self.t.find_agent(self.account, parent)
-        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done)
+        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done, ready(session, ""))
         if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
             updated = max(before["updated_at"], session.main.last_at)
             if done.messages or updated != before["updated_at"]:  # a write stamped it with the time of the import
@@ -124,7 +131,12 @@ class Writer:
         done.agents = 1 if done.messages else 0
         return done
 
-    def put_all(self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary) -> None:
+    def put_all(
+        self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary,
+        made: dict[str, MessageWrite] | None = None,
+    ) -> None:  # fmt: skip
+        """Write a conversation's new and changed messages in batches (``made``: their writes made
+        ready ahead, by message id)."""
         before = None if call is None else self.dates(agent, call)
         batch: list[tuple[Json, str]] = []
         size = 0
@@ -133,11 +145,11 @@ class Writer:
             if seen.get(message["id"]) == mark:
                 continue
             if batch and (len(batch) >= BATCH_MESSAGES or size + length > BATCH_BYTES):
-                self.put_batch(agent, call, batch, seen, done)
+                self.put_batch(agent, call, batch, seen, done, made)
                 batch, size = [], 0
             batch.append((message, mark))
             size += length
-        self.put_batch(agent, call, batch, seen, done)
+        self.put_batch(agent, call, batch, seen, done, made)
         if call is None or not conv.messages:
             return
         found = self.t.find_agent(self.account, agent, call)
@@ -150,12 +162,17 @@ class Writer:
             self.date(agent, conv.first_at, conv.last_at, call, found, before)
 
     def put_batch(
-        self, agent: str, call: str | None, batch: list[tuple[Json, str]], seen: dict[str, str], done: Summary
-    ) -> None:
+        self, agent: str, call: str | None, batch: list[tuple[Json, str]], seen: dict[str, str], done: Summary,
+        made: dict[str, MessageWrite] | None = None,
+    ) -> None:  # fmt: skip
         """Write some messages of a conversation in one transaction; each is then known by its hash."""
         if not batch:
             return
-        self.t.put_messages(self.account, agent, [(m["id"], m) for m, _ in batch], call=call)
+        writes = [made.get(m["id"]) for m, _ in batch] if made else []
+        if writes and all(w is not None for w in writes):
+            self.t.put_ready(self.account, agent, [w for w in writes if w is not None], call=call)
+        else:  # checked and made ready here (a refusal is reported as the write door's)
+            self.t.put_messages(self.account, agent, [(m["id"], m) for m, _ in batch], call=call)
         for message, mark in batch:
             seen[message["id"]] = mark
             done.messages += 1

@@ -16,11 +16,11 @@ from typing import Any, Self
 from ..errors import Forbidden, NotFound
 from ..message import NOT_IN_NAMES, canonical
 from ..pagecache import PageCache
-from ..redaction import Redactor, load
+from ..redaction import Redactor
 from ..registry import Registry
 from ..settings import Settings
 from ..store import EVERYONE, Conversation, SeqChecks, Store, open_store
-from .stored import read_stamp
+from .door import Door
 from .tokens import TokenCache
 
 CALL_MAX = 256  # code points in a subagent's call id
@@ -37,12 +37,12 @@ class Core:
         self.listeners: list[Callable[[str], None]] = []  # told the conversation id after each write
         self.settings = settings or Settings()
         self.registry = registry or Registry.load(self.settings.registry)
-        self.read_stamp = read_stamp(self.registry)
+        self.door = Door(self.registry, self.settings)  # checks a message and makes it ready to store
+        self.read_stamp = self.door.read_stamp
         self._retired = frozenset(name for name, tool in self.registry.tools.items() if tool.retired)
         self.pages = PageCache(int(self.settings.page_cache_mb * 2**20))  # pages sent, by their seq
         self._tokens = TokenCache()  # see Accounts.forget_tokens()
-        # Secrets are replaced before anything is stored, cut or indexed (None: redaction is off).
-        self.redactor: Redactor | None = load(self.settings.redact_rules) if self.settings.redact else None
+        self.redactor: Redactor | None = self.door.redactor  # None: redaction is off
 
     @classmethod
     def open(cls, settings: Settings) -> Self:

@@ -1,0 +1,166 @@
+"""Sessions parsed ahead, in worker processes: while the importing process writes one session,
+others parse the next ones and make their messages ready for the write door
+(:class:`~foldline.service.door.Door`: checked, redacted, cut, chunked, priced).
+
+Parsing and making ready are most of an import's work and need no store, so an import of many
+sessions runs about as many times faster as there are cores, up to ``FOLDLINE_IMPORT_WORKERS``.
+The writes stay in the importing process, in the order they always had, so what is stored is the
+same as a one-process import stores (the golden comparisons in the tests hold it).
+
+The workers are forked once, before the store is opened or any thread started, so they inherit
+neither; each builds its own :class:`~foldline.service.door.Door` from the same settings. A
+session is parsed ahead under the key the import expects to write it under; the importer uses the
+result only if the key is still the one (:meth:`Ahead.take`), else it parses again itself.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import FoldlineError
+from ..registry import Registry
+from ..service.core import canonical_uuid
+from ..service.door import Door
+from ..settings import Settings
+from ..store import MessageWrite
+from .detect import log_files
+from .formats import Group, by_name
+from .jsonl import LongLine, bounded
+from .session import Session
+
+WINDOW = 2  # sessions parsed ahead per worker at most (their messages are held in memory)
+SMALL = 4 * 2**20  # bytes of logs: a smaller import is done in one process (forking costs more)
+
+_door: Door | None = None  # a worker's own, made by _start
+
+
+@dataclass
+class Ready:
+    """A session parsed ahead: the session, its messages' writes by (call or "", message id), the
+    long lines its files had; or why it could not be parsed."""
+
+    session: Session | None
+    writes: dict[tuple[str, str], MessageWrite] = field(default_factory=dict)
+    long: list[LongLine] = field(default_factory=list)
+    failure: str | None = None
+
+
+def parse_session(group: Group, registry: Registry, namespace: uuid.UUID) -> Session:
+    """One session parsed by its format, what its log left undated dated by its file (``Session.date_untimed``)."""
+    session = by_name(group.format).parse(group, registry, namespace)
+    session.date_untimed()
+    return session
+
+
+def failure(exc: BaseException) -> str:
+    """Why a session was passed over, as the import's summary says it."""
+    if isinstance(exc, OSError):
+        return f"cannot be read: {exc.strerror or exc}"
+    return f"cannot be parsed: {type(exc).__name__}: {exc}"
+
+
+def _start(settings: Settings) -> None:
+    global _door
+    _door = Door.of(settings)
+
+
+def _ready(group: Group, namespace: uuid.UUID) -> Ready:
+    """In a worker: the session parsed and each of its messages made ready (a message the door
+    refuses is left out: the importing process checks it again and reports the refusal)."""
+    assert _door is not None
+    with bounded(_door.settings.import_max_line) as bound:
+        try:
+            session = parse_session(group, _door.registry, namespace)
+        except Exception as exc:  # a shape no importer foresaw: reported as the importer reports it
+            return Ready(None, failure=failure(exc), long=list(bound.long.values()))
+    writes: dict[tuple[str, str], MessageWrite] = {}
+    for call, conv in (("", session.main), *session.subagents.items()):
+        for message in conv.messages:
+            try:
+                writes[(call, message["id"])] = _door.ready(message, canonical_uuid(message["id"]))
+            except FoldlineError:
+                pass
+    return Ready(session, writes, list(bound.long.values()))
+
+
+class Ahead:
+    """A pool of forked workers parsing sessions ahead of the writes."""
+
+    def __init__(self, settings: Settings, workers: int) -> None:
+        context = multiprocessing.get_context("fork")
+        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(settings,))
+        self.window = WINDOW * workers
+        self._asked: dict[int, tuple[uuid.UUID, Future[Ready]]] = {}
+        # Fork every worker now, while this process has one thread and no store open.
+        for done in [self._pool.submit(os.getpid) for _ in range(workers)]:
+            done.result()
+
+    def ask(self, group: Group, namespace: uuid.UUID) -> None:
+        """Start parsing ``group`` under ``namespace`` (its agent's id)."""
+        self._asked[id(group)] = (namespace, self._pool.submit(_ready, group, namespace))
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._asked)
+
+    def take(self, group: Group, namespace: uuid.UUID) -> Ready | None:
+        """What was parsed ahead for ``group``, if it was parsed under ``namespace``."""
+        asked = self._asked.pop(id(group), None)
+        if asked is None:
+            return None
+        if asked[0] != namespace:
+            asked[1].cancel()
+            return None
+        return asked[1].result()
+
+    def drop(self, group: Group) -> None:
+        """Forget what was asked for ``group`` (it is not wanted any more)."""
+        asked = self._asked.pop(id(group), None)
+        if asked is not None:
+            asked[1].cancel()
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def workers(settings: Settings) -> int:
+    """How many workers an import gets: ``FOLDLINE_IMPORT_WORKERS``, at most one per core; none
+    on one core (the importing process would only wait for its one worker)."""
+    cores = os.cpu_count() or 1
+    return min(settings.import_workers, cores) if cores > 1 else 0
+
+
+def logs_size(paths: Iterable[str | Path]) -> int:
+    """The bytes of the files an import of ``paths`` may read (up to :data:`SMALL`: enough to decide)."""
+    total = 0
+    for path in log_files(paths):
+        try:
+            total += path.stat().st_size
+        except OSError:
+            continue
+        if total >= SMALL:
+            break
+    return total
+
+
+@contextmanager
+def ahead(settings: Settings, paths: Iterable[str | Path]) -> Iterator[Ahead | None]:
+    """An :class:`Ahead` of :func:`workers` workers for an import of ``paths`` (None for none, or
+    for logs of less than :data:`SMALL` bytes). Made before the store is opened: the workers are
+    forked at once."""
+    count = workers(settings)
+    if count < 1 or logs_size(paths) < SMALL:
+        yield None
+        return
+    pool = Ahead(settings, count)
+    try:
+        yield pool
+    finally:
+        pool.close()
