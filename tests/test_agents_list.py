@@ -120,7 +120,8 @@ def test_an_api_agent_counts_its_messages_and_subagents_and_is_live(world: World
     assert listed["messages"] == 3
     assert (listed["project"], listed["branch"], listed["model"]) == (None, None, None)
     assert listed["usage"] == {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0,
-                               "cache_write_tokens": 0, "total_tokens": 0, "cost_usd": 0.0}  # fmt: skip
+                               "cache_write_tokens": 0, "total_tokens": 0, "cost_usd": 0.0,
+                               "priced_cost_usd": 0.0, "unpriced_messages": 0}  # fmt: skip
 
 
 def test_an_api_writer_says_where_it_ran_in_metadata(world: World) -> None:

@@ -24,6 +24,7 @@ from genai_prices import __version__ as prices_version
 
 from foldline import Invalid
 from foldline.cli import main
+from foldline.cli.usage import money
 from foldline.importers import import_paths
 from foldline.service import Transcripts
 
@@ -140,13 +141,18 @@ def test_an_unknown_model_shows_its_tokens_and_no_cost(world: World) -> None:
     assert agent["usage"]["total_tokens"] == 1010 and agent["usage"]["cost_usd"] is None
     assert agent["usage_by_model"] == [{"model": "my-local-llama", "messages": 1, "input_tokens": 1000,
                                         "output_tokens": 10, "cache_read_tokens": 0, "cache_write_tokens": 0,
-                                        "total_tokens": 1010, "cost_usd": None}]  # fmt: skip
+                                        "total_tokens": 1010, "cost_usd": None, "priced_cost_usd": 0.0,
+                                        "unpriced_messages": 1}]  # fmt: skip
     # a known model next to it: its tokens add up, the total's cost stays unknown, never a part of it
     world.alice.put_message(world.agent, message_with({"inputTokens": 1000, "outputTokens": 10}))
     agent = world.alice.agent(world.agent)
     assert agent["usage"]["total_tokens"] == 2020 and agent["usage"]["cost_usd"] is None
     assert {m["model"]: m["cost_usd"] is not None for m in agent["usage_by_model"]} == {
         "my-local-llama": False, "claude-sonnet-4-5-20250929": True}  # fmt: skip
+    # beside it, what the priced messages cost, and how many had no price
+    known = next(m["cost_usd"] for m in agent["usage_by_model"] if m["model"] == "claude-sonnet-4-5-20250929")
+    assert (agent["usage"]["priced_cost_usd"], agent["usage"]["unpriced_messages"]) == (known, 1)
+    assert money(agent["usage"]) == f"${known:,.2f} + ?"  # as `foldline usage` prints the total
     # a message that names no model counts its tokens, with no cost
     world.alice.put_message(world.agent, message_with({"inputTokens": 5, "outputTokens": 5}, None))
     assert {m["model"] for m in world.alice.agent(world.agent)["usage_by_model"]} >= {None}

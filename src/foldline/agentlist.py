@@ -105,5 +105,9 @@ def is_live(updated_at: str, now: datetime | None = None) -> bool:
 
 
 def usage_json(usage: Usage, cost: int, unpriced: int) -> Json:
-    """Tokens and the estimated cost in US dollars: null when a message with tokens had no price."""
-    return {**usage.json(), "cost_usd": None if unpriced else dollars(cost)}
+    """Tokens and the estimated cost in US dollars: null when a message with tokens had no price;
+    beside it what the priced messages cost and how many had no price (a sum that is known to be
+    short, never passed off as the total)."""
+    priced = dollars(cost) or 0.0
+    return {**usage.json(), "cost_usd": None if unpriced else priced, "priced_cost_usd": priced,
+            "unpriced_messages": unpriced}  # fmt: skip

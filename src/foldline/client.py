@@ -62,6 +62,8 @@ class Usage(TypedDict):
     cache_write_tokens: int
     total_tokens: int
     cost_usd: float | None
+    priced_cost_usd: float  # what the messages of models with a known price cost
+    unpriced_messages: int  # messages with tokens whose model has no known price
 
 
 class ModelUsage(Usage):

@@ -269,6 +269,10 @@ class Usage(BaseModel):
     cache_write_tokens: int
     total_tokens: int = Field(description="input_tokens + output_tokens")
     cost_usd: float | None = Field(description="estimated, in US dollars; null when a model's price is not known")
+    priced_cost_usd: float = Field(
+        description="the estimate over the messages whose model has a price (cost_usd when every one has)"
+    )
+    unpriced_messages: int = Field(description="messages with tokens whose model has no known price")
 
 
 class ModelUsage(Usage):

@@ -22,7 +22,7 @@ def test_the_list_shows_where_agents_ran_and_what_they_cost_sorts_filters_and_pa
 
 
 def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
-    for i in range(51):
+    for i in range(49):
         client.create_agent(workspace, title=f"bulk {i:02d}")
     agent = client.create_agent(workspace, title="aaa the one that ran")["id"]
     usage = {"inputTokens": 12000, "outputTokens": 800, "inputTokenDetails": {"cacheReadTokens": 10000}}
@@ -31,6 +31,14 @@ def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
         agent, {"id": str(uuid.uuid4()), "role": "assistant", "parts": [{"type": "text", "text": "done"}],
                 "metadata": meta},
     )  # fmt: skip
+    # Two folders of one name, and a model with no price beside a priced one.
+    clis = {}
+    for repo, model in (("api", "my-local-llama"), ("web", "claude-sonnet-4-5")):
+        clis[repo] = client.create_agent(workspace, title=f"bulk {repo} cli")["id"]
+        for name in (model, "claude-sonnet-4-5"):
+            client.put_message(clis[repo], {"id": str(uuid.uuid4()), "role": "assistant", "parts": [
+                {"type": "text", "text": "ok"}], "metadata": {"cwd": f"/home/ada/{repo}/cli", "model": name,
+                "usage": {"inputTokens": 1000, "outputTokens": 10}}})  # fmt: skip
     signed_in.goto("/")
     section = signed_in.locator(f'section[data-workspace="{workspace}"]')
     row = section.locator(f'li[data-agent="{agent}"]')
@@ -48,9 +56,15 @@ def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
     section.locator("button.more-agents").click()
     expect(section.locator("li")).to_have_count(52)
     expect(section.locator("button.more-agents")).to_be_hidden()
+    # a total with an unpriced model says what the priced messages cost, and "+ ?"
+    expect(section.locator(f'li[data-agent="{clis["api"]}"] .usage')).to_contain_text(" + ?")
+    expect(section.locator(f'li[data-agent="{clis["web"]}"] .usage')).not_to_contain_text("?")
     # sorted by title: "aaa…" first
     section.locator(".sort select").select_option("title")
     expect(section.locator("li").first).to_have_attribute("data-agent", agent)
+    # the project filter tells the two "cli" folders apart
+    options = section.locator(".project select option").all_text_contents()
+    assert {"api/cli (1)", "web/cli (1)", "rocket (1)"} <= set(options), options
     # only the agents that ran in that folder
     section.locator(".project select").select_option("/home/ada/src/rocket")
     expect(section.locator("li")).to_have_count(1)

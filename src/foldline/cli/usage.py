@@ -12,8 +12,11 @@ from .common import db_option, emit, existing_service, json_option
 Json = dict[str, Any]
 
 
-def money(usd: float | None) -> str:
-    return "unknown" if usd is None else f"${usd:,.2f}"
+def money(row: Json) -> str:
+    """The estimate; when some messages' model has no price, what the others cost and "+ ?"."""
+    if row["cost_usd"] is not None:
+        return f"${row['cost_usd']:,.2f}"
+    return f"${row['priced_cost_usd']:,.2f} + ?" if row["priced_cost_usd"] else "unknown"
 
 
 def short(name: str, most: int = 60) -> str:
@@ -22,7 +25,7 @@ def short(name: str, most: int = 60) -> str:
 
 def cells(name: str, row: Json) -> tuple[str, ...]:
     counts = ("messages", "input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens")
-    return (name, *(f"{row[key]:,}" for key in counts), money(row["cost_usd"]))
+    return (name, *(f"{row[key]:,}" for key in counts), money(row))
 
 
 def usage_text(found: Json) -> str:
@@ -39,7 +42,8 @@ def usage_text(found: Json) -> str:
         lines.append("  ".join(padded))
     prices = found["prices"]
     lines.append(f"estimated with {prices['source']} {prices['version'] or '(version unknown)'}; input counts cache "
-                 "reads and writes; cost unknown: a model without a known price")  # fmt: skip
+                 "reads and writes; \"+ ?\" and unknown: messages of a model without a known price, "
+                 "not in the sum")  # fmt: skip
     return "\n".join(lines)
 
 

@@ -87,18 +87,35 @@ export function money(usd) {
 export function usageNote(usage, prices) {
   const span = el("span", "usage");
   if (!usage || !usage.total_tokens) return span;
-  span.textContent = shortCount(usage.total_tokens) + " tok · " + money(usage.cost_usd);
+  const known = usage.cost_usd === null && usage.priced_cost_usd ? money(usage.priced_cost_usd) + " + ?" : money(usage.cost_usd);
+  span.textContent = shortCount(usage.total_tokens) + " tok · " + known;
   const table = prices && prices.version ? `${prices.source} ${prices.version}` : "genai-prices";
   span.title =
     `input ${usage.input_tokens} (cache read ${usage.cache_read_tokens}, cache write ${usage.cache_write_tokens}), ` +
     `output ${usage.output_tokens}; estimated cost from ${table}` +
-    (usage.cost_usd === null ? " (a model's price is not known)" : "");
+    (usage.cost_usd === null
+      ? ` (${usage.unpriced_messages} messages of a model whose price is not known are not in the sum)`
+      : "");
   return span;
 }
 
 function folderName(path) {
   const parts = String(path).split(/[\\/]/).filter(Boolean);
   return parts.length ? parts[parts.length - 1] : String(path);
+}
+
+// Each folder by as many of its last names as tell it from the others': three projects whose
+// folders are all called "cli" read "api/cli", "web/cli", "tools/cli".
+export function folderNames(paths) {
+  const split = paths.map((p) => String(p).split(/[\\/]/).filter(Boolean));
+  const tail = (parts, n) => parts.slice(-n).join("/") || "/";
+  return split.map((parts) => {
+    for (let n = 1; n < parts.length; n++) {
+      const name = tail(parts, n);
+      if (split.every((other) => other === parts || tail(other, n) !== name)) return name;
+    }
+    return tail(parts, parts.length);
+  });
 }
 
 function agentRow(agent, prices) {
@@ -184,7 +201,9 @@ async function workspaceAgents(section, workspace) {
   }
   function drawControls() {
     const sources = [["", "All sources"], ...(facets ? facets.sources : []).filter((f) => f.value).map((f) => [f.value, `${SOURCES[f.value] || f.value} (${f.agents})`])];
-    const projects = [["", "All projects"], ...(facets ? facets.projects : []).filter((f) => f.value).map((f) => [f.value, `${folderName(f.value)} (${f.agents})`])];
+    const found = (facets ? facets.projects : []).filter((f) => f.value);
+    const names = folderNames(found.map((f) => f.value));
+    const projects = [["", "All projects"], ...found.map((f, i) => [f.value, `${names[i]} (${f.agents})`])];
     const pick = (key) => (value) => {
       state[key] = value;
       load(true);

@@ -472,12 +472,13 @@ export class Transcript {
     let runEnd = null;
     let runTokens = null;
     let dated = null; // the last time shown: a clock time carries its date only where the day changes
+    let fileTimes = false; // the run's times are its log file's (the log has none): no "took"
     const finish = () => {
       if (!first) return;
       const facts = first.querySelector(":scope > .msg-body > .msg-head > .turn");
       const bits = [];
       const start = prompt ?? null;
-      if (start !== null && runEnd !== null && runEnd >= start) bits.push("took " + duration(runEnd - start));
+      if (!fileTimes && start !== null && runEnd !== null && runEnd >= start) bits.push("took " + duration(runEnd - start));
       if (runTokens) bits.push(formatTokens(runTokens) + " tokens");
       facts.textContent = bits.join(" · ");
       facts.hidden = !bits.length;
@@ -507,11 +508,13 @@ export class Transcript {
         first = role === "assistant" ? article : null;
         runEnd = null;
         runTokens = null;
+        fileTimes = false;
         // A person's prompt starts the turn's clock; Claude Code's own doings (a command, its
         // output, a caveat) leave it as it is.
         if (role === "user" && !article.classList.contains("cc")) prompt = at;
         else if (role !== "assistant" && role !== "user") prompt = null;
       }
+      if (meta.timestampFrom === "file") fileTimes = true;
       if (role === "assistant") {
         if (at !== null) runEnd = Math.max(runEnd ?? at, at);
         const tokens = usageTokens(meta);
@@ -521,8 +524,12 @@ export class Transcript {
       if (time) {
         const stamp = Number(article.dataset.at);
         const base = cont && first && first.dataset.at ? Number(first.dataset.at) : null;
-        time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : clockTime(stamp, dated);
-        time.title = absoluteTime(stamp);
+        // A log with no times is dated by its file: every message has that one time, so a
+        // continuation says nothing rather than "+0 ms".
+        const fromFile = meta.timestampFrom === "file";
+        if (fromFile && base !== null) time.textContent = "";
+        else time.textContent = base !== null && stamp >= base ? "+" + duration(stamp - base) : clockTime(stamp, dated);
+        time.title = absoluteTime(stamp) + (fromFile ? " (the log has no times: its file's)" : "");
         dated = stamp;
       }
       prev = { role, model: model ?? (prev && cont ? prev.model : null), article };
