@@ -97,14 +97,20 @@ class Ahead:
         context = multiprocessing.get_context("fork")
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(settings,))
         self.window = WINDOW * workers
-        self._asked: dict[int, tuple[uuid.UUID, Future[Ready]]] = {}
+        self._asked: dict[int, tuple[uuid.UUID, Future[Ready], object]] = {}
         # Fork every worker now, while this process has one thread and no store open.
         for done in [self._pool.submit(os.getpid) for _ in range(workers)]:
             done.result()
 
-    def ask(self, group: Group, namespace: uuid.UUID) -> None:
-        """Start parsing ``group`` under ``namespace`` (its agent's id)."""
-        self._asked[id(group)] = (namespace, self._pool.submit(_ready, group, namespace))
+    def ask(self, group: Group, namespace: uuid.UUID, plan: object = None) -> None:
+        """Start parsing ``group`` under ``namespace`` (its agent's id); ``plan``, the importer's
+        plan it was asked under, is kept for :meth:`plan_of`."""
+        self._asked[id(group)] = (namespace, self._pool.submit(_ready, group, namespace), plan)
+
+    def plan_of(self, group: Group) -> object:
+        """The plan ``group`` was asked for under (None if it was not)."""
+        asked = self._asked.get(id(group))
+        return asked[2] if asked is not None else None
 
     @property
     def in_flight(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,18 +74,19 @@ def plan(writer: Writer, group: Group) -> Plan | Summary:
     return Plan(key, agent, files, state)
 
 
-def import_group(writer: Writer, group: Group, pool: Ahead | None = None) -> Summary:
+def import_group(writer: Writer, group: Group, pool: Ahead | None = None, planned: Plan | None = None) -> Summary:
     """One session: parsed whole first (by ``pool``'s workers, if they did), then written;
     skipped with a reason if it cannot be.
 
     A session belongs to the file it was first imported from (its record's ``source``). Another
     file claiming the same session id (a copy elsewhere, or a forged log) is the same session only
     while it changes nothing stored; one that would add or change a message is imported as a
-    session of its own, under a key derived from its path (``Claim``), and the summary says so."""
-    planned = plan(writer, group)
-    if isinstance(planned, Summary):
-        return planned
-    key, agent, files, state = planned.key, planned.agent, planned.files, planned.state
+    session of its own, under a key derived from its path (``Claim``), and the summary says so.
+    ``planned``: its plan, made when it was given to the pool and still the one."""
+    found = planned or plan(writer, group)
+    if isinstance(found, Summary):
+        return found
+    key, agent, files, state = found.key, found.agent, found.files, found.state
     try:
         session = parsed_ahead(group, uuid.UUID(agent), pool) or parse(group, writer.t, uuid.UUID(agent))
         read = claimed(writer, group, Parsed(key, agent, state, session), files)
@@ -259,13 +261,17 @@ def import_found(
     done = done_files = 0
     order = ordered(groups)
     asked = 0  # the groups up to here were given to the pool (or found not to need parsing)
+    # A session's plan changes only by the write of another session of the same key (a claim):
+    # the plan of one whose key is its own in this import is not made twice.
+    keys = Counter(group_key(g) for g in order)
     with transcripts.batched():  # on disk together at the end, not commit by commit
         for n, group in enumerate(order):
             if progress:
                 progress(Step(n, len(groups), done_files, files, done, total, str(group.main)))
             if pool is not None and len(order) > 1:
                 asked = ask_ahead(writer, pool, order, max(asked, n))
-            summary.add(import_group(writer, group, pool))
+            kept = pool.plan_of(group) if pool is not None and keys[group_key(group)] == 1 else None
+            summary.add(import_group(writer, group, pool, kept if isinstance(kept, Plan) else None))
             if pool is not None:
                 pool.drop(group)  # asked for, but not taken (its plan changed): not waited for
             done += sizes[id(group)]
@@ -282,7 +288,7 @@ def ask_ahead(writer: Writer, pool: Ahead, order: list[Group], start: int) -> in
     while start < len(order) and pool.in_flight < pool.window:
         planned = plan(writer, order[start])
         if isinstance(planned, Plan):
-            pool.ask(order[start], uuid.UUID(planned.agent))
+            pool.ask(order[start], uuid.UUID(planned.agent), planned)
         start += 1
     return start
 
