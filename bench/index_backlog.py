@@ -35,6 +35,7 @@ from index_floor import corpus, postgres_write, sqlite_write
 
 from foldline.indexer import Indexer
 from foldline.service import Transcripts
+from foldline.service.door import Door
 from foldline.store import StoredPart, open_store
 
 Json = dict[str, Any]
@@ -42,11 +43,17 @@ WRITES = 200  # 4 KB writes each way
 SEARCHES = 9
 
 
+class UnindexedDoor(Door):
+    def _stored_part(self, index: int, part: Json) -> StoredPart:
+        return dataclasses.replace(super()._stored_part(index, part), texts=())
+
+
 class Unindexed(Transcripts):
     """The write door with no searchable text (no chunk row is written). For this benchmark only."""
 
-    def _stored_part(self, index: int, part: Json) -> StoredPart:
-        return dataclasses.replace(super()._stored_part(index, part), texts=())
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.door = UnindexedDoor(self.registry, self.settings)
 
 
 def message(message_id: str, text: str) -> Json:

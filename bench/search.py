@@ -63,6 +63,7 @@ from foldline.message import check_message
 from foldline.registry import Registry
 from foldline.search.fields import searchable
 from foldline.service import Transcripts
+from foldline.service.door import Door
 from foldline.settings import Settings
 from foldline.store import Store, StoredPart, open_store
 
@@ -566,12 +567,18 @@ def searchable_bytes(message: Json) -> int:
     return sum(len(t.encode("utf-8", "replace")) for p in message["parts"] for _, t in searchable(p))
 
 
+class UnindexedDoor(Door):
+    def _stored_part(self, index: int, part: Json) -> StoredPart:
+        return dataclasses.replace(super()._stored_part(index, part), texts=())
+
+
 class Unindexed(Transcripts):
     """The write door with no searchable text: parts carry no ``texts``, so no chunk row and
     no index entry is written (the store as it was before search). For this benchmark only."""
 
-    def _stored_part(self, index: int, part: Json) -> StoredPart:
-        return dataclasses.replace(super()._stored_part(index, part), texts=())
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.door = UnindexedDoor(self.registry, self.settings)
 
 
 def no_engine_index(store: Store, backend: str) -> None:

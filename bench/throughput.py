@@ -93,7 +93,7 @@ def build(t: Transcripts) -> dict[str, str]:
     # The 100 MB part is stored as the write door stores it, less its search chunks (indexing
     # 100 MB of trigrams would take minutes and plays no part in reading it whole).
     conv = t.conversation(owner["id"], big)
-    stored = t._stored_part(1, {"type": "tool-bash", "toolCallId": "big", "state": "output-available",
+    stored = t.door._stored_part(1, {"type": "tool-bash", "toolCallId": "big", "state": "output-available",
                                 "input": {"command": "cat big.log"}, "output": "x" * BIG_PART})
     text = StoredPart(0, None, '{"type":"text","text":"a big one"}')
     head = f'{{"id":"{big_id}","role":"assistant"}}'
