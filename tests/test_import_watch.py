@@ -131,3 +131,47 @@ def test_the_watch_never_reads_its_own_store(tmp_path: Path) -> None:
 
 def agents_of(t: Transcripts, account: str, workspace: str) -> list[str]:
     return [a["id"] for a in t.list_agents(account, workspace)["agents"] if a["title"] != "written through the API"]
+
+
+def test_the_watch_follows_folders_made_after_it_started(
+    transcripts: Transcripts, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``serve --watch`` asks for the agents' folders again and again: a folder made after it
+    started (a VS Code workspace opened since, an agent installed since) is imported whole, then
+    followed like the others."""
+    from foldline.importers import watch
+
+    monkeypatch.setattr(watch, "RESCAN_SECONDS", 0.2)
+    there, later = tmp_path / "there", tmp_path / "later" / "chatSessions"
+    there.mkdir()
+    account, workspace = owner(transcripts, "rescan")
+    told: list[Summary] = []
+    stop = threading.Event()
+
+    def found() -> list[str]:
+        return [str(p) for p in (there, later) if p.is_dir()]
+
+    args = (transcripts, found(), account, workspace, told.append, stop, found)
+    watcher = threading.Thread(target=follow, args=args)
+    watcher.start()
+    try:
+        chat = json.loads(VSCODE.read_text())
+        stages = [json.dumps({**chat, "requests": chat["requests"][:end]}, indent=2).encode() for end in (1, 3)]
+        later.mkdir(parents=True)
+        (later / f"{chat['sessionId']}.json").write_bytes(stages[0])
+        wait_for(lambda: sum(s.messages for s in told) > 0, "the folder made after the start")
+        first = sum(s.messages for s in told)
+        (later / f"{chat['sessionId']}.json").write_bytes(stages[1])  # then followed: its growth too
+        wait_for(lambda: sum(s.messages for s in told) > first, "a change in that folder")
+    finally:
+        stop.set()
+        watcher.join(10)
+    assert not watcher.is_alive()
+    assert all(s.skipped == [] for s in told)
+
+
+def wait_for(check: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + 30
+    while not check():
+        assert time.monotonic() < deadline, f"the watcher did not import {what}"
+        time.sleep(0.05)

@@ -111,10 +111,10 @@ def run(
 
 
 def watchers(transcripts: Transcripts, local: Local) -> list[Background]:
-    """A watcher of this machine's session folders, if it has any."""
+    """A watcher of this machine's session folders, and of those that appear later."""
     folders = [str(p) for p in session_dirs()]
-    if not folders:
-        click.echo("--watch: no agent's session folder on this machine, nothing to follow")
-        return []
-    click.echo(f"watching {', '.join(folders)} for new session lines")
-    return [Watcher(transcripts, local, folders)]
+    if folders:
+        click.echo(f"watching {', '.join(folders)} for new session lines (and agents' folders made later)")
+    else:
+        click.echo("--watch: no agent's session folder on this machine yet; following them as they appear")
+    return [Watcher(transcripts, local, folders, found=lambda: [str(p) for p in session_dirs()])]
