@@ -17,6 +17,7 @@ CONVERSATION = [("PUT", "/messages/{message}"), ("POST", "/turn-end"), ("POST", 
 ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), ("GET", "/api/agents/{agent}"),
           ("GET", "/api/agents/{agent}/export"),
           ("DELETE", "/api/agents/{agent}"), ("POST", "/agents/{agent}/delete"),
+          ("POST", "/agents/{agent}/share"), ("POST", "/shares/{share}/revoke"),
           ("DELETE", "/api/samples"), ("POST", "/samples/remove"),
           ("GET", "/api/search"), ("GET", "/api/status"), ("GET", "/"), ("GET", "/agents/{agent}"), ("GET", "/signin"),
           ("POST", "/signin"), ("GET", "/signout"), ("POST", "/signout")} | {

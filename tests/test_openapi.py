@@ -42,6 +42,9 @@ STATUSES = {
     "/api/agents": {"get": {"200", "400", "401", "404"}, "post": {"201", "400", "401", "404", "413", "422"}},
     AGENT: {"get": {"200", "401", "404"}, "delete": {"200", "400", "401", "403", "404"}},
     "/agents/{agent}/delete": {"post": {"303", "403", "404", "413"}},
+    # the panel's Share dialog (same-origin fetches, as the cookie's account)
+    "/agents/{agent}/share": {"post": {"201", "401", "403", "404", "413", "422"}},
+    "/shares/{share}/revoke": {"post": {"204", "401", "403", "404", "413"}},
     "/api/samples": {"delete": {"200", "401"}},
     "/samples/remove": {"post": {"303"}},
     AGENT + "/export": {"get": {"200", "400", "401", "404", "429", "503"}},
@@ -117,7 +120,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 42  # 21 of the API, 12 of share links, 9 of the panel
+    assert len(ids) == len(set(ids)) == 44  # 21 of the API, 12 of share links, 11 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

@@ -25,7 +25,7 @@ from .events import Hub
 from .limits import BodyLimit, Gate, Slots
 from .mcp import http as mcp_http
 from .pagereads import PageReads
-from .panel import pages
+from .panel import pages, sharing
 from .panel.assets import Assets
 from .service import Transcripts
 from .service.failures import as_error
@@ -128,7 +128,10 @@ def body_limit(max_body: int) -> Callable[[str], int]:
     def limit_for(path: str) -> int:
         if path.startswith("/api/agents/") and path.endswith("/stream"):
             return max_body * intake.STREAM_BODIES
-        small = path in ("/signin", "/signout") or (path.startswith("/agents/") and path.endswith("/delete"))
+        form = (path.startswith("/agents/") and path.endswith(("/delete", "/share"))) or (
+            path.startswith("/shares/") and path.endswith("/revoke")
+        )
+        small = path in ("/signin", "/signout") or form
         return pages.MAX_FORM if small else max_body
 
     return limit_for
@@ -243,6 +246,7 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
     app.include_router(routes.router)
     app.include_router(shares.router)  # share links, and what one reads
     pages.mount(app)
+    sharing.mount(app)
     mcp_http.mount(app, transcripts)  # the MCP server at /mcp, for agents
     return app
 

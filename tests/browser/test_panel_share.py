@@ -4,13 +4,15 @@ cannot do, and a revoked link is the one not-found."""
 
 from __future__ import annotations
 
+import re
 import uuid
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from .conftest import Panel
-from .test_panel import MIDDLE, bash, conversation
+from .test_panel import MIDDLE, bash, conversation, open_agent
+from .test_panel_axe import serious
 
 pytestmark = pytest.mark.browser
 
@@ -88,3 +90,47 @@ def test_a_fold_opened_in_a_share_reads_only_under_the_share(page: Page, panel: 
     fold.locator("summary").click()
     expect(fold.locator("pre.out").last).to_contain_text(MIDDLE)
     assert len(parts) == 1 and f"/api/shared/{share['token']}/agents/{agent}/messages/{mid}/parts/0" in parts[0]
+
+
+def test_a_member_makes_and_revokes_a_share_link_from_the_panel(
+    signed_in: Page, browser: Browser, panel: Panel
+) -> None:
+    """The toolbar's Share…: a link made with the expiry picked, shown once, that opens the agent
+    in a browser that never signed in; listed in the dialog, and revoked there (then the one
+    not-found). The dialog has no serious accessibility violation; another site's request makes
+    no link."""
+    agent = panel.agent("shared from the panel")
+    panel.put(agent, "user", [{"type": "text", "text": "Share this one, please."}])
+    open_agent(signed_in, agent)
+    signed_in.get_by_role("button", name="Share…").click()
+    dialog = signed_in.get_by_role("dialog", name="Share a read-only link")
+    expect(dialog).to_contain_text("“shared from the panel” and its subagents")
+    expect(dialog.locator(".share-list")).to_have_text("none yet")
+    dialog.get_by_label("Expires after").select_option("1d")
+    dialog.get_by_role("button", name="Create link").click()
+    field = dialog.get_by_label("The share link")
+    expect(field).to_have_value(re.compile(r"/s/fls_"))
+    url = field.input_value()
+    expect(dialog.locator(".share-list li")).to_have_count(1)
+    expect(dialog.locator(".share-list")).to_contain_text("expires")
+    (share,) = panel.client.shares(agent)
+    assert share["expires_at"] is not None  # a day, as picked
+    assert serious(signed_in) == []
+
+    stranger = browser.new_context()
+    try:
+        view = stranger.new_page()
+        view.goto(url)
+        expect(view.locator("#crumb h1")).to_have_text("shared from the panel")
+        opened = url.replace("/s/", "/api/shared/")  # what the share opens
+        assert view.request.get(opened).status == 200
+        dialog.get_by_role("button", name=re.compile("^Revoke")).click()
+        expect(dialog.locator(".share-list")).to_have_text("none yet")
+        assert view.request.get(opened).status == 404
+    finally:
+        stranger.close()
+    # a request from another site makes none
+    forged = signed_in.request.post(f"/agents/{agent}/share", headers={"Origin": "https://elsewhere.example"})
+    assert forged.status == 403 and panel.client.shares(agent) == []
+    bad = signed_in.request.post(f"/agents/{agent}/share", form={"expires": "forever"})
+    assert bad.status == 422 and bad.json()["error"]["where"] == "expires"

@@ -157,7 +157,7 @@ def _canonical(agent: str | None) -> str | None:
         return None
 
 
-async def _account(request: Request) -> str | None:
+async def cookie_account(request: Request) -> str | None:
     """The account the request's cookie signs in as (the API's readers take the same cookie)."""
     t = _transcripts(request)
     token = request.cookies.get(TOKEN_COOKIE)
@@ -181,7 +181,7 @@ async def shell(request: Request) -> Response:
     token = request.query_params.get("token")
     if token is not None:
         return _redirect("/signin?next=" + quote(_here(request), safe="") + "#token=" + quote(token, safe=""))
-    account = await _account(request)
+    account = await cookie_account(request)
     if account is None:
         return _redirect("/signin?next=" + quote(_here(request), safe=""))
     agent = _canonical(request.path_params.get("agent"))
@@ -216,7 +216,7 @@ async def signin(request: Request) -> Response:
     return signin_page(_safe_next(request.query_params.get("next")), error, current=_current(request))
 
 
-def _cross_site(request: Request) -> bool:
+def cross_site(request: Request) -> bool:
     """A form posted from another site: its ``Origin`` is not this one, or the browser says so."""
     if request.headers.get("sec-fetch-site") in ("cross-site", "same-site"):
         return True
@@ -225,7 +225,7 @@ def _cross_site(request: Request) -> bool:
 
 
 async def signin_post(request: Request) -> Response:
-    if _cross_site(request):
+    if cross_site(request):
         return signin_page("/", "Sign in from this page.", 403)
     raw = await request.body()  # bounded while read: the app's BodyLimit allows MAX_FORM here
     form = parse_qs(raw.decode("utf-8", "replace"))
@@ -246,7 +246,7 @@ async def signout_page(request: Request) -> Response:
 
 
 async def signout(request: Request) -> Response:
-    if _cross_site(request):
+    if cross_site(request):
         return _redirect("/")
     _transcripts(request).end_session(request.cookies.get(TOKEN_COOKIE))
     response = _redirect("/signin")
@@ -258,9 +258,9 @@ async def delete_agent(request: Request) -> Response:
     """The panel's delete, after its confirmation: a same-site form from the transcript's page,
     as the cookie's account (its owner); then the agents list. ``forget=true`` in the form: imports
     pass the session over from now on."""
-    if _cross_site(request):
+    if cross_site(request):
         return _redirect("/")
-    account = await _account(request)
+    account = await cookie_account(request)
     if account is None:
         return _redirect("/signin")
     raw = await request.body()  # bounded while read: the app's BodyLimit allows MAX_FORM here
@@ -273,9 +273,9 @@ async def delete_agent(request: Request) -> Response:
 async def remove_samples(request: Request) -> Response:
     """The panel's "Remove the samples", after its confirmation: a same-site form from the
     agents list, as the cookie's account; then the agents list again."""
-    if _cross_site(request):
+    if cross_site(request):
         return _redirect("/")
-    account = await _account(request)
+    account = await cookie_account(request)
     if account is None:
         return _redirect("/signin")
     await in_pool(request, _transcripts(request).remove_samples, account)

@@ -10,6 +10,7 @@ import { el } from "./dom.js";
 import { afterPaint, firstViewAgent, layAll, layOutScreen, shellFirstView } from "./firstview.js";
 import { relativeTime } from "./format.js";
 import { deleteButton } from "./remove.js";
+import { shareButton } from "./shares.js";
 import { sampleBadge, samplesNote } from "./samples.js";
 import { plainText } from "./markdown.js";
 import { Shortcuts } from "./keys.js";
@@ -290,6 +291,7 @@ function toolbar(info, status) {
   const exports = shareToken != null ? [] : [
     button("Copy transcript", () => run("Copy transcript", () => copyText(exportText(info.id, "md"))), "copy-transcript"),
     ...Object.keys(FORMATS).map((format) => downloadLink(info.id, format, fileName(info, format))),
+    shareButton(info),
   ];
   bar.append(...exports, outlineButton(), status);
   whoAmI.then((me) => {
