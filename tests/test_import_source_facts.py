@@ -398,7 +398,8 @@ def test_serve_watch_names_the_folders_it_follows(
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     assert len(watchers(t, local)) == 1
-    assert capsys.readouterr().out == f"watching {claude}, {codex} for new session lines (and agents' folders made later)\n"
+    said = f"watching {claude}, {codex} for new session lines (and agents' folders made later)\n"
+    assert capsys.readouterr().out == said
 
 
 def test_import_watch_names_the_folders_it_follows_on_stderr(tmp_path: Path) -> None:
