@@ -26,7 +26,7 @@ ROUTES = {("GET", "/api/me"), ("POST", "/api/agents"), ("GET", "/api/agents"), (
 } | {
     ("POST", "/api/agents/{agent}/shares"), ("GET", "/api/agents/{agent}/shares"), ("DELETE", "/api/shares/{share}"),
     ("GET", "/s/{token}"), ("GET", "/api/shared/{token}"), ("GET", "/api/shared/{token}/search"),
-    ("GET", "/api/shared/{token}/agents/{agent}"),
+    ("GET", "/api/shared/{token}/agents/{agent}"), ("GET", "/api/shared/{token}/agents/{agent}/export"),
 } | {
     (method, prefix + path) for method, path in CONVERSATION if method == "GET"
     for prefix in ("/api/shared/{token}/agents/{agent}", "/api/shared/{token}/agents/{agent}/subagents/{call}")

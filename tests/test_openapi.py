@@ -56,6 +56,7 @@ STATUSES = {
     SHARED: {"get": {"200", "404"}},
     SHARED + "/search": {"get": {"200", "400", "404", "429", "503"}},
     SHARED + "/agents/{agent}": {"get": {"200", "404"}},
+    SHARED + "/agents/{agent}/export": {"get": {"200", "400", "404", "429", "503"}},
     **{prefix + path: {"get": ops["get"] - {"401"}} for path, ops in CONVERSATION.items() if "get" in ops
        for prefix in (SHARED + "/agents/{agent}", SHARED + "/agents/{agent}/subagents/{call}")},
 }
@@ -120,7 +121,7 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
 
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
-    assert len(ids) == len(set(ids)) == 44  # 21 of the API, 12 of share links, 11 of the panel
+    assert len(ids) == len(set(ids)) == 45  # 21 of the API, 13 of share links, 11 of the panel
     assert document["paths"][SUB + "/messages"]["get"]["operationId"] == "subagent_read_messages"
     assert [p["name"] for p in document["paths"][SUB + "/turn-end"]["post"]["parameters"]] == ["call", "agent"]
 

@@ -35,7 +35,7 @@ def operations(world: World) -> list[Any]:
 def test_generated_requests_get_documented_answers(world: World, mode: GenerationMode) -> None:
     auth = {"Authorization": f"Bearer {world.alice_token}"}
     found = operations(world)
-    assert len(found) == 40  # the API, share links, the AI SDK streams and the panel's pages (event streams left out)
+    assert len(found) == 41  # the API, share links, the AI SDK streams and the panel's pages (event streams left out)
     for operation in found:
         fixed = {"agent": world.agent} if "{agent}" in operation.path else None
         cases = operation.as_strategy(mode, path_parameters=fixed)

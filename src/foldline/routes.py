@@ -405,16 +405,22 @@ def get_agent(t: T, who: Reader, agent: AgentId) -> Response:
     tags=["agents"],
 )
 def export_agent(request: Request, t: T, who: Reader, agent: AgentId, format: ExportFormat = "json") -> Response:
+    return exported(request, who, lambda: t.export(who, agent, format))
+
+
+def exported(request: Request, slot: str, export: Callable[[], tuple[str, str, Iterator[bytes]]]) -> Response:
+    """An export streamed as it is read, under a whole read's slot of ``slot`` (an account, or a
+    share) and the process's heavy gate."""
     whole_reads: Slots = request.app.state.whole_reads
     heavy: Gate = request.app.state.heavy
     named: list[tuple[str, str]] = []
 
     def start() -> tuple[int, Iterator[bytes]]:
-        media, name, chunks = t.export(who, agent, format)
+        media, name, chunks = export()
         named.append((media, name))
         return 0, chunks
 
-    _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(who, start))
+    _, chunks = heavy.streamed(Gate.EVERYONE, lambda: whole_reads.streamed(slot, start))
     media, name = named[0]
     headers = {"Content-Disposition": f'attachment; filename="{name}"', "Cache-Control": "no-store"}
     return HeldStream(chunks, media_type=media, headers=headers)

@@ -509,9 +509,11 @@ def success(what: Shape, text: str, media: str) -> dict[str, Any]:
     return {"description": text, **({"model": what} if what else {})}
 
 
-def exported() -> dict[int | str, dict[str, Any]]:
-    """``responses=`` of the export: a JSON document, Markdown or HTML, by ``format``."""
-    found = answers({200: ({"type": "object"}, "the whole export, streamed")}, 400, 401, 404, 429, 503)
+def exported(share: bool = False) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` of the export: a JSON document, Markdown or HTML, by ``format`` (``share``:
+    a share link's, which has no 401: a share that does not open is the one not-found)."""
+    statuses = (400, 404, 429, 503) if share else (400, 401, 404, 429, 503)
+    found = answers({200: ({"type": "object"}, "the whole export, streamed")}, *statuses)
     found[200]["content"].update({"text/markdown": {"schema": {"type": "string"}},
                                   "text/html": {"schema": {"type": "string"}}})  # fmt: skip
     return found

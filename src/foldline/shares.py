@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import Response
+from fastapi.responses import Response, StreamingResponse
 from fastapi.routing import APIRoute
 from starlette.concurrency import run_in_threadpool
 
@@ -21,6 +21,7 @@ from .limits import Gate, Slots
 from .routes import (
     AgentId,
     Cursor,
+    ExportFormat,
     OptionalAgent,
     OptionalBody,
     Query_,
@@ -30,6 +31,7 @@ from .routes import (
     Viewer,
     Writer,
     conversation_reads,
+    exported,
     json,
     operation_id,
     subagent,
@@ -133,6 +135,19 @@ def shared_opens(t: T, token: ShareToken) -> Response:
 )
 def shared_agent(t: T, who: Annotated[Viewer, Depends(share_viewer)], agent: AgentId) -> Response:
     return json(as_shared(t.agent(who.account, agent)))
+
+
+@shared.get(
+    "/agents/{agent}/export",
+    summary="The shared agent whole, its subagents included, as JSON, Markdown or one HTML file",
+    response_class=StreamingResponse,
+    responses=schemas.exported(share=True),
+)
+def shared_export(
+    request: Request, t: T, who: Annotated[Viewer, Depends(share_viewer)], agent: AgentId,
+    format: ExportFormat = "json",
+) -> Response:  # fmt: skip
+    return exported(request, who.slot, lambda: t.export(who.account, agent, format, shared=True))
 
 
 @shared.get(

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import re
 import uuid
+from pathlib import Path
+
+import orjson
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from .conftest import Panel
-from .test_panel import MIDDLE, bash, conversation, open_agent
+from .test_panel import BIG, MIDDLE, bash, conversation, open_agent
 from .test_panel_axe import serious
 
 pytestmark = pytest.mark.browser
@@ -61,8 +64,18 @@ def test_a_share_link_opens_the_agent_read_only_without_signing_in(page: Page, p
     expect(page.locator("a.brand")).to_have_count(0)
     expect(page.locator(".search-open")).to_have_count(0)
     expect(page.locator("#signout")).to_have_count(0)
-    expect(page.locator(".copy-transcript")).to_have_count(0)  # the export is a member's
-    expect(page.locator(".toolbar a.button")).to_have_count(0)
+    expect(page.locator(".share-agent")).to_have_count(0)  # sharing is a member's
+    # The export is there, under the share: whole, the subagent in it, no workspace named.
+    with page.expect_download() as done:
+        page.locator(".toolbar a.download-json").click()
+    exported = orjson.loads(Path(done.value.path()).read_bytes())
+    assert exported["agent"] == {"id": agent, "title": "shared build"}
+    assert "toolu_shared_1" in exported["subagents"]
+    (output,) = [p["output"] for m in exported["messages"] for p in m["parts"] if p["type"] == "tool-bash"]
+    assert output == BIG  # whole, never cut
+    markdown = page.request.get(f"/api/shared/{share['token']}/agents/{agent}/export?format=md")
+    assert markdown.status == 200 and "Run the **tests**, please." in markdown.text()
+    assert page.request.get(f"/api/shared/{share['token']}/agents/{other}/export").status == 404
     expect(page.locator("#who")).to_have_text("Shared, read-only")
     page.keyboard.press("/")
     expect(page.locator("dialog.search[open], .search-box[open]")).to_have_count(0)

@@ -37,20 +37,26 @@ Row = tuple[Any, ...]  # (id, position, seq, head, checked, created_at)
 
 
 class Exports(Core):
-    def export(self, account: str, agent_id: str, format: Any = "json") -> tuple[str, str, Iterator[bytes]]:
+    def export(
+        self, account: str, agent_id: str, format: Any = "json", shared: bool = False
+    ) -> tuple[str, str, Iterator[bytes]]:
         """The agent's whole export in ``format`` (json, md or html): its media type, a file name
         (from the agent's title) and its bytes, read as they are sent. Access is decided first:
-        the one not-found, or a 400 for a format that is none of the three, before a byte is sent."""
+        the one not-found, or a 400 for a format that is none of the three, before a byte is sent.
+        ``shared``: for a share link's reader, who is not told the agent's workspace."""
         if format not in FORMATS:
             raise BadRequest("'format' is json, md or html", where="format")
         conv = self.conversation(account, agent_id)
-        pieces = self._export_json(conv) if format == "json" else self._export_document(conv, WRITERS[format]())
+        agent = {"id": conv.id, "title": conv.title, **({} if shared else {"workspace_id": conv.workspace_id})}
+        if format == "json":
+            pieces = self._export_json(conv, agent)
+        else:
+            pieces = self._export_document(conv, agent, WRITERS[format]())
         return MEDIA_TYPES[format], file_name(conv.title, format), gathered(pieces)
 
     # -- JSON ----------------------------------------------------------------------------
 
-    def _export_json(self, conv: Conversation) -> Iterator[bytes]:
-        agent = {"id": conv.id, "title": conv.title, "workspace_id": conv.workspace_id}
+    def _export_json(self, conv: Conversation, agent: dict[str, Any]) -> Iterator[bytes]:
         with self._store.export_read() as read:
             yield b'{"agent":' + orjson.dumps(agent) + b',"messages":['
             yield from self._export_json_messages(read, conv)
@@ -99,8 +105,7 @@ class Exports(Core):
 
     # -- Markdown and HTML ---------------------------------------------------------------
 
-    def _export_document(self, conv: Conversation, writer: Writer) -> Iterator[bytes]:
-        agent = {"id": conv.id, "title": conv.title, "workspace_id": conv.workspace_id}
+    def _export_document(self, conv: Conversation, agent: dict[str, Any], writer: Writer) -> Iterator[bytes]:
         with self._store.export_read() as read:
             subagents = {sub.call_id: sub for sub in read.subagents(conv) if sub.call_id is not None}
             shown: set[str] = set()

@@ -287,11 +287,11 @@ function toolbar(info, status) {
       note(label + " failed: " + error.message);
     }
   };
-  // The export is a member's (GET /api/agents/{agent}/export): a share link's panel offers none.
-  const exports = shareToken != null ? [] : [
+  // A share link's reader copies and downloads too (its own export route); sharing is a member's.
+  const exports = [
     button("Copy transcript", () => run("Copy transcript", () => copyText(exportText(info.id, "md"))), "copy-transcript"),
     ...Object.keys(FORMATS).map((format) => downloadLink(info.id, format, fileName(info, format))),
-    shareButton(info),
+    ...(shareToken != null ? [] : [shareButton(info)]),
   ];
   bar.append(...exports, outlineButton(), status);
   whoAmI.then((me) => {

@@ -1,14 +1,15 @@
-// Copy and download the whole transcript: the server's export (GET /api/agents/{agent}/export),
-// whole (never cut), every subagent included, whatever the screen has loaded. A download is a
-// plain link, so the browser writes the export to disk as it arrives (nothing held here).
+// Copy and download the whole transcript: the server's export (GET /api/agents/{agent}/export,
+// or a share link's /api/shared/{token}/agents/{agent}/export), whole (never cut), every subagent
+// included, whatever the screen has loaded. A download is a plain link, so the browser writes the
+// export to disk as it arrives (nothing held here).
 
-import { ApiError } from "./api.js";
+import { ApiError, agentPath } from "./api.js";
 import { el } from "./dom.js";
 
 export const FORMATS = { md: "Markdown", html: "HTML", json: "JSON" };
 
 export function exportPath(agent, format) {
-  return "/api/agents/" + encodeURIComponent(agent) + "/export?format=" + encodeURIComponent(format);
+  return agentPath(agent) + "/export?format=" + encodeURIComponent(format);
 }
 
 // The export's text (for Copy): the Markdown a person pastes in an issue or hands to an agent.
