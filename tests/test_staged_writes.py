@@ -81,9 +81,8 @@ def loose(store: Store) -> tuple[int, int]:
     """Chunk rows under an id no conversation has, and pieces no part names."""
     with store.read() as conn:
         chunks = conn.execute(text("SELECT count(*) FROM part_text WHERE conversation_id >= '~'")).scalar_one()
-        pieces = conn.execute(
-            text("SELECT count(*) FROM part_pieces WHERE key NOT IN (SELECT pieces FROM parts WHERE pieces IS NOT NULL)")
-        ).scalar_one()
+        named = "SELECT pieces FROM parts WHERE pieces IS NOT NULL"
+        pieces = conn.execute(text(f"SELECT count(*) FROM part_pieces WHERE key NOT IN ({named})")).scalar_one()
     return int(chunks), int(pieces)
 
 

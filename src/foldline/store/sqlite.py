@@ -22,10 +22,10 @@ from typing import Any
 import watchfiles
 from sqlalchemy import (
     ColumnElement,
-    bindparam,
     Connection,
     FromClause,
     LargeBinary,
+    bindparam,
     cast,
     column,
     create_engine,
@@ -43,7 +43,7 @@ from .backend import T
 from .core import RELAXED
 from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
-from .schema import part_pieces, part_text, parts
+from .schema import part_text, parts
 from .staging import STAGE_OVER
 from .store import Store
 from .terms import contains, contains_utf8, fts_query, indexed
