@@ -106,11 +106,12 @@ class SQLiteStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        # One writer per process at a time; BEGIN IMMEDIATE (and busy_timeout) between processes.
+        # One writer per process at a time; BEGIN IMMEDIATE between processes, asked again every
+        # millisecond (``_begin_write``).
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn:
+            with self.engine.connect().execution_options(foldline_write=self.wait) as conn:
                 relaxed = RELAXED.get() and self.mode == "FULL"
                 if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
                     _synchronous(conn, "NORMAL")
@@ -474,5 +475,29 @@ def _contains(haystack: Any, term: Any) -> int:
 
 
 def _on_begin(conn: Connection) -> None:
-    write = conn.get_execution_options().get("foldline_write", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+    wait = conn.get_execution_options().get("foldline_write")
+    if wait is None:
+        conn.exec_driver_sql("BEGIN")
+    else:
+        _begin_write(conn.connection.driver_connection, wait)
+
+
+def _begin_write(driver: Any, wait: float) -> None:
+    """``BEGIN IMMEDIATE``, asked again every millisecond while another process writes, up to
+    ``wait`` seconds. SQLite's own busy handler sleeps longer each time (1, 2, 5, 10 … 100 ms):
+    a writer of another process that writes in short transactions back to back (a big write
+    staged, an import) would find it asleep at every gap between them, and keep it waiting far
+    longer than any one of its transactions (store/staging.py)."""
+    deadline = time.monotonic() + wait
+    driver.execute("PRAGMA busy_timeout=0")
+    try:
+        while True:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.001)
+    finally:
+        driver.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")

@@ -58,6 +58,7 @@ OFF = "~"  # above every character of a UUID: ids from here on name no conversat
 STAGED, DROPPED = "~s", "~d"
 SHORTEST = 22  # a staging id: its mark, 12 hex digits of milliseconds, 8 random ones at least
 IN_BATCH = 500  # ids per IN (...) list, as store/writes.py
+GAP = 0.002  # seconds a staged write lets go between two of its transactions, for other writers
 CLEAR_BATCH = 64  # chunk rows (32 K code points each) deleted per clearing transaction
 
 
@@ -152,6 +153,7 @@ class Staging(Hooks):
                     some = [row for t, row in group if t is table]
                     if some:
                         conn.execute(insert(table), some)
+            time.sleep(GAP)  # a writer waiting (a thread here, a process polling) takes the lock now
         return Stage(sid, linked, len(chunks), keys)
 
     def link(self, conn: Connection, conv_id: str, stage: Stage) -> None:
@@ -211,6 +213,7 @@ class Staging(Hooks):
                         break
                     self.forget_chunks(conn, ids)
                     conn.execute(delete(part_text).where(t.id.in_(ids)))
+                time.sleep(GAP)
         for key in keys:
             last = -1
             while True:
@@ -223,6 +226,7 @@ class Staging(Hooks):
                         break
                     conn.execute(delete(part_pieces).where(part_pieces.c.key == key, part_pieces.c.n == n))
                     last = n
+                time.sleep(GAP)
 
     def sweep(self, stale: float | None = None) -> tuple[int, int]:
         """Delete what writes that died left behind: chunks under a dropped id, and chunks under
