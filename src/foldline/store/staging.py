@@ -44,7 +44,7 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, exists, func, insert, inspect, select
 
-from .core import Hooks
+from .core import RELAXED, Hooks
 from .errors import StoreError
 from .rows import MessageWrite
 from .schema import part_pieces, part_text, parts
@@ -52,7 +52,7 @@ from .schema import part_pieces, part_text, parts
 Row = dict[str, Any]
 PIECE = 1 << 20  # code points of a part's JSON per piece; a part's JSON past it is stored in pieces
 STAGE_OVER = 1 << 20  # code points (bodies and chunks) past which a write is staged
-STAGE_CHARS = 1 << 20  # code points written by one staging (or clearing) transaction, about
+STAGE_CHARS = 2 << 20  # code points written by one staging (or clearing) transaction, about
 STALE_SECONDS = 600.0  # a stage this old is a writer's that died: the sweep deletes it
 OFF = "~"  # above every character of a UUID: ids from here on name no conversation
 STAGED, DROPPED = "~s", "~d"
@@ -147,12 +147,19 @@ class Staging(Hooks):
             linked.append(replace(w, parts=tuple(kept)))
         chunks = [{**row, "conversation_id": sid} for some in texts for row in some]
         rows += [(part_text, row) for row in chunks]
+        batched = RELAXED.get()
         for group in in_groups(rows, STAGE_CHARS):
-            with self.write() as conn:
-                for table in (part_pieces, part_text):
-                    some = [row for t, row in group if t is table]
-                    if some:
-                        conn.execute(insert(table), some)
+            token = RELAXED.set(True)  # the commit does not wait for the disk inside the lock...
+            try:
+                with self.write() as conn:
+                    for table in (part_pieces, part_text):
+                        some = [row for t, row in group if t is table]
+                        if some:
+                            conn.execute(insert(table), some)
+            finally:
+                RELAXED.reset(token)
+            if not batched:  # ...but outside it, before the next group (and the link) is written
+                self.sync()
             time.sleep(GAP)  # a writer waiting (a thread here, a process polling) takes the lock now
         return Stage(sid, linked, len(chunks), keys)
 
