@@ -75,6 +75,7 @@ def open_store(url: str, migrate: bool = True, synchronous: str = "full", wait: 
     if migrate:
         try:
             store.migrate()
+            store.sweep()  # what a big write that died between its stages left (store/staging.py)
         except BaseException as exc:
             store.close()  # a failed migration leaves no connection open
             failure = explain(exc, given) if isinstance(exc, Exception) else None

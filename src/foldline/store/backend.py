@@ -20,8 +20,8 @@ T = TypeVar("T")
 
 class Backend(Protocol):
     """The hooks a backend implements. :class:`~foldline.store.core.Hooks` gives each a default
-    but six, which every backend must provide: :meth:`dialect_insert`, :meth:`prepare_text_index`,
-    :meth:`index_later`, :meth:`index_batch`, :meth:`text_match` and :meth:`holds`. The rest a
+    but seven, which every backend must provide: :meth:`dialect_insert`, :meth:`prepare_text_index`,
+    :meth:`index_later`, :meth:`index_batch`, :meth:`joined`, :meth:`text_match` and :meth:`holds`. The rest a
     backend overrides where its engine differs.
 
     A backend may also replace a hot path of :class:`~foldline.store.Store` outright
@@ -147,6 +147,14 @@ class Backend(Protocol):
         """Before a message's chunk rows (``message_id`` None: every message's of the
         conversation) are deleted in a write, keep what the engine's index needs to forget the
         indexed ones later (SQLite: their text; no trigram work)."""
+        ...
+
+    def forget_chunks(self, conn: Connection, ids: Sequence[int]) -> None:
+        """:meth:`forget_texts` for the chunk rows of these ids, about to be deleted."""
+        ...
+
+    def joined(self, n: Any, text: Any) -> Any:
+        """The aggregate of ``text`` joined in the order of ``n`` (a body's pieces) (required)."""
         ...
 
     def index_batch(self, conn: Connection, size: int, chars: int) -> tuple[int, int]:

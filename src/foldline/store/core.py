@@ -195,6 +195,9 @@ class Hooks(Backend):
     def forget_texts(self, conn: Connection, conversation_id: str, message_id: str | None) -> None:
         pass
 
+    def forget_chunks(self, conn: Connection, ids: Sequence[int]) -> None:
+        pass
+
     def storable_text(self, text: str) -> str:
         return text
 

@@ -13,11 +13,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, null, select
+from sqlalchemy import Connection, and_, case, func, null, select
 
 from .core import Hooks
 from .rows import Conversation, ExportPart
-from .schema import conversations, messages, part_text, parts
+from .schema import conversations, messages, part_pieces, part_text, parts
 
 
 class ExportRead:
@@ -51,9 +51,10 @@ class ExportRead:
         """The parts of the messages at positions ``first`` to ``last``, in order. A part's stored
         JSON comes with it when it has fewer than ``whole_under`` bytes (else :meth:`body` reads
         it in pieces); its stored cut (the part less its big field, and the cut's entry) always."""
-        p = parts.c
-        size = self._store.byte_length(p.body)
-        small = size < whole_under
+        p, pc = parts.c, part_pieces.c
+        pieced = select(func.coalesce(func.sum(pc.bytes), 0)).where(pc.key == p.pieces).scalar_subquery()
+        size = case((p.pieces.is_(None), self._store.byte_length(p.body)), else_=pieced)
+        small = and_(size < whole_under, p.pieces.is_(None))  # a body in pieces is read in pieces
         query = (
             select(
                 p.position,

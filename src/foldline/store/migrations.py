@@ -318,3 +318,26 @@ def shares_v10(conn: Connection, backend: Backend) -> None:
     """``shares``: a link's id, the SHA-256 hash of its token (never the token), the agent it
     opens, the member who made it, and when it expires (none: never)."""
     v10.create_all(conn)
+
+
+# -- 11: big parts' JSON in pieces, written in short transactions before their message --------
+
+v11 = MetaData()
+
+Table(
+    "part_pieces",
+    v11,
+    Column("key", Text, primary_key=True),
+    Column("n", Integer, primary_key=True),
+    Column("bytes", BigInteger, nullable=False),
+    Column("text", Text, nullable=False),
+)
+
+
+def pieces_v11(conn: Connection, backend: Backend) -> None:
+    """``parts.pieces`` (the key of a body stored in pieces; NULL: the body is in ``parts.body``,
+    as every part stored before) and ``part_pieces``; the pieces' keys a part names are indexed,
+    so the sweep finds the pieces no part names."""
+    conn.exec_driver_sql("ALTER TABLE parts ADD COLUMN pieces TEXT")
+    conn.exec_driver_sql("CREATE INDEX parts_by_pieces ON parts (pieces) WHERE pieces IS NOT NULL")
+    v11.create_all(conn)

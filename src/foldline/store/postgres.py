@@ -35,6 +35,7 @@ from sqlalchemy import (
     text,
     union_all,
 )
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
@@ -318,6 +319,9 @@ class PostgresStore(Store):
 
     def dialect_insert(self, table: Any) -> Any:
         return pg_insert(table)
+
+    def joined(self, n: Any, text: Any) -> Any:
+        return func.string_agg(text, aggregate_order_by(literal(""), n))
 
     def prepare_text_index(self, conn: Connection) -> None:
         try:

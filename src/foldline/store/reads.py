@@ -31,6 +31,7 @@ from .schema import (
     conversations,
     members,
     messages,
+    part_pieces,
     parts,
 )
 
@@ -203,7 +204,7 @@ class Reads(Hooks):
     def _parts_query(self, conv: Conversation | None, cut: TextTools | None) -> Any:
         columns: list[Any] = [parts.c.position, parts.c.seq, parts.c.idx, parts.c.tool]
         if cut is None:
-            columns.append(parts.c.body.label("body"))
+            columns.append(self._body().label("body"))
         else:
             # Sent cut: a part with a stored cut whose tool is drawn as text (per today's registry).
             # substr, not LIKE: SQLite's LIKE ignores case, PostgreSQL's does not.
@@ -214,10 +215,16 @@ class Reads(Hooks):
                 and_(self.tool_in(sorted(cut.others), among=False), by_prefix),
             )
             sent_cut = and_(parts.c.cut_ref.is_not(None), drawn)
-            columns.append(case((sent_cut, parts.c.cut_body), else_=parts.c.body).label("body"))
+            columns.append(case((sent_cut, parts.c.cut_body), else_=self._body()).label("body"))
             columns.append(case((sent_cut, parts.c.cut_ref), else_=None).label("ref"))
         query = select(*columns)
         return query if conv is None else query.where(parts.c.conversation_id == conv.id)
+
+    def _body(self) -> Any:
+        """A part's JSON as stored: its ``body``, or its pieces joined (:mod:`.staging`)."""
+        pc = part_pieces.c
+        joined = select(self.joined(pc.n, pc.text)).where(pc.key == parts.c.pieces).scalar_subquery()
+        return case((parts.c.pieces.is_(None), parts.c.body), else_=joined)
 
     @staticmethod
     def _assemble(rows: Sequence[Any], part_rows: Sequence[Any], key: str) -> list[MessageRow]:
@@ -300,7 +307,7 @@ class Reads(Hooks):
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         """One whole part as stored, to be sent as it is: its tool, its message's read stamp, and
         its JSON in UTF-8, in chunks (a backend that can reads them as they are sent)."""
-        query = self._part_query(conv, message_id, index, self.as_bytes(parts.c.body))
+        query = self._part_query(conv, message_id, index, self.as_bytes(self._body().label("body")))
         with self.read() as conn:
             row = conn.execute(query).first()
         if row is None:
@@ -327,5 +334,5 @@ class Reads(Hooks):
     def part(self, conv: Conversation, message_id: str, index: int) -> tuple[str, str | None] | None:
         """One whole part (its JSON and tool), read by message id under the conversation's owner."""
         with self.read() as conn:
-            row = conn.execute(self._part_query(conv, message_id, index, parts.c.body)).first()
+            row = conn.execute(self._part_query(conv, message_id, index, self._body().label("body"))).first()
         return (row.body, row.tool) if row else None

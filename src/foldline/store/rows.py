@@ -48,6 +48,7 @@ class StoredPart:
     cut_body: str | None = None
     cut_ref: str | None = None
     texts: tuple[FieldText, ...] = ()  # its searchable fields, stored in chunks beside it
+    pieces: str | None = None  # the key of its JSON in ``part_pieces`` (then ``body`` is empty)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from .migrations import (
     create_v1,
     create_v2,
     index_later_v9,
+    pieces_v11,
     shares_v10,
     text_index_v6,
     tokens_v3,
@@ -172,8 +173,23 @@ parts = Table(
     Column("cut_body", Text),
     Column("cut_ref", Text),
     Column("body", Text, nullable=False),
+    # A big part's JSON is stored in `part_pieces` under this key, `body` left empty (migration 11).
+    Column("pieces", Text),
     Index("parts_by_position", "conversation_id", "position", "idx"),
     Index("parts_by_seq", "conversation_id", "seq"),
+)
+
+# A big part's JSON in pieces (`store/staging.py`, since migration 11): piece `n` of the body
+# whose key a `parts` row names in `pieces`, its UTF-8 size in `bytes`. Written before the
+# message in short transactions of their own, so no write holds the lock for the whole body;
+# a key no part names is a body staged or left behind, which no read can reach.
+part_pieces = Table(
+    "part_pieces",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("n", Integer, primary_key=True),
+    Column("bytes", BigInteger, nullable=False),
+    Column("text", Text, nullable=False),
 )
 
 # Import bookkeeping: how far each source file has been read.
@@ -241,4 +257,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (8, "the chunks' text compressed with lz4 (PostgreSQL)", chunks_lz4_v8),
     (9, "chunks indexed after the write's commit: part_text.indexed, pending ids", index_later_v9),
     (10, "share links: an agent read by whoever holds the link", shares_v10),
+    (11, "big parts' JSON in pieces, written before their message: part_pieces", pieces_v11),
 ]

@@ -8,6 +8,7 @@ against a crash of the process, but a power loss may drop the last acknowledged 
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import os
 import sqlite3
@@ -24,6 +25,7 @@ from sqlalchemy import (
     Connection,
     FromClause,
     LargeBinary,
+    bindparam,
     cast,
     column,
     create_engine,
@@ -42,6 +44,7 @@ from .core import RELAXED
 from .errors import PartChanged
 from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
+from .staging import STAGE_OVER
 from .store import Store
 from .terms import contains, contains_utf8, fts_query, indexed
 
@@ -71,6 +74,9 @@ FORGET_ALL = text(
     "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text"
     " WHERE conversation_id = :conv AND pending = 0"
 )
+FORGET_IDS = text(
+    "INSERT INTO part_text_unindex(id, text) SELECT id, text FROM part_text WHERE id IN :ids AND pending = 0"
+)
 UNINDEX = text(
     "INSERT INTO part_text_fts(part_text_fts, rowid, text)"
     " SELECT 'delete', id, foldline_fts_text(text) FROM part_text_unindex WHERE id <= :upto"
@@ -87,6 +93,7 @@ LOOK_MS = 100
 
 class SQLiteStore(Store):
     local = True
+    stage_over = STAGE_OVER  # one write lock per file: a big write is staged (store/staging.py)
 
     def __init__(self, url: str, synchronous: str = "full", wait: float | None = None) -> None:
         self.url = url
@@ -99,11 +106,12 @@ class SQLiteStore(Store):
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        # One writer per process at a time; BEGIN IMMEDIATE (and busy_timeout) between processes.
+        # One writer per process at a time; BEGIN IMMEDIATE between processes, asked again every
+        # millisecond (``_begin_write``).
         if not self._writer.acquire(timeout=self.wait):
             raise sqlite3.OperationalError("database is locked (by this process's writer)")
         try:
-            with self.engine.connect().execution_options(foldline_write=True) as conn:
+            with self.engine.connect().execution_options(foldline_write=self.wait) as conn:
                 relaxed = RELAXED.get() and self.mode == "FULL"
                 if relaxed:  # in WAL mode NORMAL syncs at checkpoints alone (sync() does the rest)
                     _synchronous(conn, "NORMAL")
@@ -152,14 +160,23 @@ class SQLiteStore(Store):
         # still the version being sent (its seq): between chunks nothing is held, so a client
         # that stops reading pins no snapshot (the write-ahead log is checkpointed and reused
         # meanwhile) and no pooled connection. A part written again ends the sending short.
-        query = self._part_query(conv, message_id, index, ROWID, parts.c.seq)
+        # A body stored in pieces (store/staging.py) is sent a piece per short read, likewise.
+        query = self._part_query(conv, message_id, index, ROWID, parts.c.seq, parts.c.pieces)
         with self.read() as conn:
             found = conn.execute(query).first()
             if found is None:
                 return None
-            size = _blob(conn, found.row, len)
+            if found.pieces is not None:
+                size = conn.execute(PIECES_SIZE, {"key": found.pieces}).scalar_one()
+            else:
+                size = _blob(conn, found.row, len)
         key = {"conv": conv.id, "message": message_id, "idx": index}
-        return StoredBody(found.tool, found.checked, size, Chunks(self._short_reads(key, found.seq, size), _nothing))
+        reads = (
+            self._short_reads(key, found.seq, size)
+            if found.pieces is None
+            else self._piece_reads(key, found.seq, found.pieces)
+        )
+        return StoredBody(found.tool, found.checked, int(size), Chunks(reads, _nothing))
 
     def _short_reads(self, key: dict[str, Any], seq: int, size: int) -> Iterator[bytes]:
         sent = 0
@@ -172,19 +189,36 @@ class SQLiteStore(Store):
             sent += len(chunk)
             yield chunk
 
-    def byte_length(self, column: Any) -> Any:
-        return func.length(cast(column, LargeBinary))
+    def _piece_reads(self, key: dict[str, Any], seq: int, pieces: str) -> Iterator[bytes]:
+        n = 0
+        while True:
+            with self.read() as conn:
+                now = conn.execute(PART_NOW, key).first()
+                if now is None or now.seq != seq:
+                    raise PartChanged()
+                piece = conn.execute(PIECE_AT, {"key": pieces, "n": n}).scalar()
+            if piece is None:
+                return
+            n += 1
+            yield bytes(piece)
 
     def body_pieces(self, conn: Connection, conversation_id: str, message_id: str, idx: int) -> Iterator[bytes]:
-        # Incremental BLOB I/O on the export's own connection, so in its snapshot.
+        # Incremental BLOB I/O on the export's own connection, so in its snapshot; a body in
+        # pieces a piece at a time.
         p = parts.c
         found: Any = conn.execute(
-            select(literal_column("parts.rowid").label("row")).where(
+            select(literal_column("parts.rowid").label("row"), p.pieces).where(
                 p.conversation_id == conversation_id, p.message_id == message_id, p.idx == idx
             )
         ).first()
         if found is None:
             return
+        if found.pieces is not None:
+            for n in itertools.count():
+                piece = conn.execute(PIECE_AT, {"key": found.pieces, "n": n}).scalar()
+                if piece is None:
+                    return
+                yield bytes(piece)
         driver: Any = conn.connection.driver_connection
         blob = driver.blobopen("parts", "body", found.row, readonly=True)
         try:
@@ -195,6 +229,9 @@ class SQLiteStore(Store):
     def as_bytes(self, column: Any) -> Any:
         # A BLOB cast hands SQLite's UTF-8 over as it is stored: no str is made of it.
         return cast(column, LargeBinary).label(column.name)
+
+    def byte_length(self, column: Any) -> Any:
+        return func.length(cast(column, LargeBinary))
 
     def listen(self, callback: Callable[[str], None]) -> Callable[[], None]:
         """Say ``SOMETHING`` when another process writes to this file: SQLite has no notices, but
@@ -243,6 +280,13 @@ class SQLiteStore(Store):
             conn.execute(FORGET_ALL, {"conv": conversation_id})
         else:
             conn.execute(FORGET, {"conv": conversation_id, "message": message_id})
+
+    def forget_chunks(self, conn: Connection, ids: Sequence[int]) -> None:
+        conn.execute(FORGET_IDS.bindparams(bindparam("ids", expanding=True)), {"ids": list(ids)})
+
+    def joined(self, n: Any, text: Any) -> Any:
+        # group_concat's order is SQLite's to choose: the pieces are joined by their number.
+        return func.foldline_joined(n, text)
 
     def has_pending(self) -> bool:
         # Rows to forget are work too (until then FTS5 keeps their trigrams, which no hit shows).
@@ -321,6 +365,8 @@ def _first(rows: Sequence[Any], chars: int) -> Sequence[Any]:
 
 
 ROWID: Any = literal_column("parts.rowid").label("row")
+PIECES_SIZE = text("SELECT coalesce(sum(bytes), 0) FROM part_pieces WHERE key = :key")
+PIECE_AT = text("SELECT CAST(text AS BLOB) FROM part_pieces WHERE key = :key AND n = :n")
 PART_NOW = text(
     "SELECT rowid AS row, seq FROM parts WHERE conversation_id = :conv AND message_id = :message AND idx = :idx"
 )
@@ -383,6 +429,7 @@ def _on_connect(dbapi_conn: Any, synchronous: str, wait: float) -> None:
     cursor.close()
     dbapi_conn.create_function("foldline_contains", 2, _contains, deterministic=True)
     dbapi_conn.create_function("foldline_fts_text", 1, _fts_text, deterministic=True)
+    dbapi_conn.create_aggregate("foldline_joined", 2, _Joined)
 
 
 def _use_wal(cursor: Any) -> None:
@@ -406,6 +453,19 @@ def _fts_text(text: Any) -> Any:
     return text.replace("\x00", "\ufffd") if isinstance(text, str) else text
 
 
+class _Joined:
+    """``foldline_joined(n, text)``: the texts joined in the order of ``n`` (a body's pieces)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, str]] = []
+
+    def step(self, n: int, text: str) -> None:
+        self.pieces.append((n, text))
+
+    def finalize(self) -> str | None:
+        return "".join(text for _, text in sorted(self.pieces)) if self.pieces else None
+
+
 def _contains(haystack: Any, term: Any) -> int:
     if not isinstance(term, str):
         return 0
@@ -415,5 +475,29 @@ def _contains(haystack: Any, term: Any) -> int:
 
 
 def _on_begin(conn: Connection) -> None:
-    write = conn.get_execution_options().get("foldline_write", False)
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+    wait = conn.get_execution_options().get("foldline_write")
+    if wait is None:
+        conn.exec_driver_sql("BEGIN")
+    else:
+        _begin_write(conn.connection.driver_connection, wait)
+
+
+def _begin_write(driver: Any, wait: float) -> None:
+    """``BEGIN IMMEDIATE``, asked again every millisecond while another process writes, up to
+    ``wait`` seconds. SQLite's own busy handler sleeps longer each time (1, 2, 5, 10 … 100 ms):
+    a writer of another process that writes in short transactions back to back (a big write
+    staged, an import) would find it asleep at every gap between them, and keep it waiting far
+    longer than any one of its transactions (store/staging.py)."""
+    deadline = time.monotonic() + wait
+    driver.execute("PRAGMA busy_timeout=0")
+    try:
+        while True:
+            try:
+                driver.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if ("locked" not in str(exc) and "busy" not in str(exc)) or time.monotonic() >= deadline:
+                    raise
+                time.sleep(0.001)
+    finally:
+        driver.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")

@@ -1,7 +1,7 @@
 """The store: every SQL statement Foldline runs, on SQLAlchemy Core, as one class.
 
 :class:`Store` is composed of one mixin per noun (:mod:`.accounts`, :mod:`.agents`,
-:mod:`.writes`, :mod:`.reads`, :mod:`.search`, :mod:`.index`, :mod:`.exports`,
+:mod:`.writes` over :mod:`.staging`, :mod:`.reads`, :mod:`.search`, :mod:`.index`, :mod:`.exports`,
 :mod:`.shares`), each over :class:`~.core.Hooks`,
 the defaults of the hooks a backend implements (:class:`~.backend.Backend`). Nothing here knows
 HTTP.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import (
@@ -16,7 +18,6 @@ from sqlalchemy import (
 
 from ..usage import MessageUsage
 from .chunks import chunk_rows
-from .core import Hooks
 from .errors import StaleWrite
 from .rows import (
     TOTALS,
@@ -30,11 +31,15 @@ from .schema import (
     conversations,
     imports,
     messages,
+    part_pieces,
     part_text,
     parts,
     shares,
     usage_totals,
 )
+from .staging import Stage, Staging, stored_chars
+
+log = logging.getLogger("foldline")
 
 Row = dict[str, Any]
 Written = tuple[str, int, int, Sequence[StoredPart]]  # a message written: its id, position, seq and parts
@@ -51,7 +56,16 @@ def usage_columns(usage: MessageUsage | None) -> dict[str, Any]:
             "cache_read_tokens": u.cache_read, "cache_write_tokens": u.cache_write, "cost": usage.cost}  # fmt: skip
 
 
-class Writes(Hooks):
+@dataclass(slots=True)
+class Leftovers:
+    """What a write's transaction took out of reach, to delete after its commit (:meth:`Staging.clear`):
+    the dropped chunks' ids and the piece keys of the parts it replaced."""
+
+    chunks: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+
+
+class Writes(Staging):
     """Every write of a conversation and its messages (mixed into :class:`~foldline.store.Store`)."""
 
     def create_conversation(
@@ -150,18 +164,42 @@ class Writes(Hooks):
             return []
         stamp = now()
         texts = [self._chunk_rows(conv.id, w) for w in batch]  # made before the write lock is taken
+        runs = list(distinct_runs(range(len(batch)), lambda i: batch[i].id))
+        staged = self.stage_over is not None and stored_chars(batch, texts) > self.stage_over
+        stages: list[Stage | None] = []
+        left = Leftovers()
         done: list[tuple[int, bool]] = []
-        with self.write() as conn:
-            for run in distinct_runs(range(len(batch)), lambda i: batch[i].id):
-                done += self._put_run(conn, conv, [batch[i] for i in run], [texts[i] for i in run], expect_seq, stamp)
-            self.announce(conn, conv.id)
+        try:
+            for run in runs:  # a big write: its bodies and chunks first, each group in a transaction
+                writes, chunks = [batch[i] for i in run], [texts[i] for i in run]
+                stages.append(self.stage(conv.id, writes, chunks) if staged else None)
+            with self.write() as conn:
+                for run, stage in zip(runs, stages, strict=True):
+                    writes = stage.writes if stage else [batch[i] for i in run]
+                    done += self._put_run(conn, conv, writes, [texts[i] for i in run], expect_seq, stamp, stage, left)
+                self.announce(conn, conv.id)
+        except BaseException:
+            self._clear_quietly([s.id for s in stages if s], [k for s in stages if s for k in s.pieces])
+            raise
+        self._clear_quietly(left.chunks, left.keys)
         return done
+
+    def _clear_quietly(self, chunk_ids: Sequence[str], keys: Sequence[str]) -> None:
+        """:meth:`clear`, whose failure only leaves rows no read reaches, for the next start's sweep."""
+        if not chunk_ids and not keys:
+            return
+        try:
+            self.clear(chunk_ids, keys)
+        except Exception:
+            log.warning("unreachable rows left for the next start's sweep", exc_info=True)
 
     def _put_run(
         self, conn: Connection, conv: Conversation, batch: Sequence[MessageWrite], texts: Sequence[list[Row]],
-        expect_seq: int | None, stamp: str,
+        expect_seq: int | None, stamp: str, stage: Stage | None, left: Leftovers,
     ) -> list[tuple[int, bool]]:  # fmt: skip
-        """Messages of distinct ids, in one transaction already open."""
+        """Messages of distinct ids, in one transaction already open. ``stage``: their chunks and
+        big bodies were staged (:meth:`stage`), and are linked here. What the replaced messages
+        leave out of reach is added to ``left``."""
         last = self._next_seq(conn, conv, stamp, len(batch))
         # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
         found = self._found(conn, conv.id, [w.id for w in batch])
@@ -192,8 +230,16 @@ class Writes(Hooks):
         self._count(conn, conv, list(zip(olds, batch, strict=True)))
         replaced = [w.id for w in batch if w.id in found]
         written = [(r["id"], r["position"], r["seq"], w.parts) for r, w in zip(rows, batch, strict=True)]
+        if replaced:
+            left.keys += self.piece_keys(conn, conv.id, replaced)
         self._replace_parts(conn, conv.id, replaced, written)
-        self.replace_texts(conn, conv.id, replaced, [row for chunks in texts for row in chunks])
+        dropped = self.drop_texts(conn, conv.id, replaced) if replaced else None
+        if dropped is not None:
+            left.chunks.append(dropped)
+        fresh = [] if stage else [row for chunks in texts for row in chunks]
+        self.replace_texts(conn, conv.id, [] if dropped else replaced, fresh)
+        if stage is not None:
+            self.link(conn, conv.id, stage)
         return done
 
     @staticmethod
@@ -287,7 +333,8 @@ class Writes(Hooks):
             conn.execute(delete(parts).where(p.conversation_id == conv_id, p.message_id.in_(some)))
         rows = [
             {"conversation_id": conv_id, "message_id": message_id, "idx": part.idx, "position": position, "seq": seq,
-             "tool": part.tool, "body": part.body, "cut_body": part.cut_body, "cut_ref": part.cut_ref}
+             "tool": part.tool, "body": part.body, "cut_body": part.cut_body, "cut_ref": part.cut_ref,
+             "pieces": part.pieces}
             for message_id, position, seq, written in stored for part in written
         ]  # fmt: skip
         if rows:
@@ -346,6 +393,8 @@ class Writes(Hooks):
             ids += conn.execute(select(c.id).where(c.parent_id == agent_id).order_by(c.id)).scalars()
             for conv_id in ids:
                 self.forget_texts(conn, conv_id, None)
+            named = select(parts.c.pieces).where(parts.c.conversation_id.in_(ids), parts.c.pieces.is_not(None))
+            conn.execute(delete(part_pieces).where(part_pieces.c.key.in_(named)))
             for table in (part_text, parts, messages):
                 conn.execute(delete(table).where(table.c.conversation_id.in_(ids)))
             conn.execute(delete(usage_totals).where(usage_totals.c.agent_id == agent_id))
