@@ -9,7 +9,6 @@ import uuid
 from pathlib import Path
 
 import orjson
-
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
