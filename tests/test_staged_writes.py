@@ -166,7 +166,7 @@ def test_a_write_refused_after_its_stages_leaves_nothing(sqlite_agents: Agents) 
     a.transcripts.put_message(a.alice, a.big, old["id"], old)
     conv = a.store.visible_conversation(a.alice, a.big, None)
     assert conv is not None
-    write = a.transcripts._message_write(big_message(message_id=old["id"]), None)
+    write = a.transcripts.door.prepare(big_message(message_id=old["id"]), None)
     with pytest.raises(StaleWrite):  # the compare-and-set fails in the link, after the stages
         a.store.put_messages(conv, [write], expect_seq=12345)
     assert loose(a.store) == (0, 0)
