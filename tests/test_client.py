@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -9,7 +11,7 @@ from conftest import World
 from core_helpers import BIG_OUTPUT, assistant, bash, put, user
 from servers import free_port
 
-from foldline import Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
+from foldline import BadRequest, Client, Forbidden, Invalid, NotFound, PayloadTooLarge, TransportError, Unauthorized
 from foldline import client as types
 from foldline.service import Transcripts
 
@@ -102,3 +104,29 @@ def test_the_answers_have_the_shapes_the_client_types_name(world: World) -> None
 def test_events_on_a_closed_port_are_a_transport_error() -> None:
     with Client(f"http://127.0.0.1:{free_port()}", "fl_x", timeout=5) as client, pytest.raises(TransportError):
         client.events("agent")
+
+
+def test_stream_sends_a_ui_message_stream_as_its_chunks_come(world: World) -> None:
+    """``Client.stream``: chunks taken from a generator one by one, stored as the assistant
+    message the SDK would assemble; a chunk the stream refuses is ``BadRequest`` with where it was."""
+    message = str(uuid.uuid4())
+
+    def chunks() -> Iterator[dict[str, Any] | str]:
+        yield {"type": "start", "messageId": message}
+        yield {"type": "text-start", "id": "t1"}
+        for word in ("All ", "green", "."):
+            yield {"type": "text-delta", "id": "t1", "delta": word}
+        yield {"type": "text-end", "id": "t1"}
+        yield {"type": "finish"}
+        yield "[DONE]"
+
+    with Client(world.url, world.alice_token) as alice:  # over a socket: the body goes as it comes
+        done = alice.stream(world.agent, chunks())
+        assert fits(done, types.Streamed)
+        assert (done["id"], done["finished"], done["done"]) == (message, True, True)
+        (stored,) = [m for m in alice.messages(world.agent)["messages"] if m["id"] == message]
+        assert stored["role"] == "assistant"
+        assert stored["parts"] == [{"type": "text", "text": "All green.", "state": "done"}]
+        with pytest.raises(BadRequest) as refused:  # a malformed chunk: 400, where it was
+            alice.stream(world.agent, [{"type": "start"}, {"type": "text-delta"}])
+        assert refused.value.where is not None

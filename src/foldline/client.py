@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import uuid
 from collections import deque
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
 from typing import Any, BinaryIO, Required, TypedDict
 from urllib.parse import quote
@@ -175,6 +175,20 @@ class WriteResult(TypedDict):
     id: str
     seq: int
     created: bool
+
+
+class Streamed(TypedDict):
+    """How a UI message stream ended (:meth:`Client.stream`): the message's Foldline ``id``, the
+    id its ``start`` chunk gave (``messageId``), the ``seq`` of its last write, whether ``finish``
+    and ``[DONE]`` arrived, the tool parts ``ended`` with an unknown outcome, and the ``writes``."""
+
+    id: str | None
+    messageId: str | None  # the AI SDK's spelling
+    seq: int | None
+    finished: bool
+    done: bool
+    ended: list[int]
+    writes: int
 
 
 class Slice(TypedDict):
@@ -388,6 +402,33 @@ class Client:
             message = {**message, "id": str(uuid.uuid4())}
         path = f"{self._base(agent, call)}/messages/{quote(str(message['id']), safe='')}"
         result: WriteResult = self._call("PUT", path, message)
+        return result
+
+    def stream(
+        self, agent: str, chunks: Iterable[Mapping[str, Any] | str | bytes], *, call: str | None = None
+    ) -> Streamed:
+        """Send an AI SDK UI message stream to the agent (or, with ``call``, its subagent): each
+        chunk a UI message chunk (``{"type": "text-delta", ...}``), sent as the SDK's server-sent
+        event as it is taken from ``chunks`` (a generator streams it), or bytes already in that
+        form (an app's stream, copied). The assistant message is stored as it grows, as the SDK's
+        ``readUIMessageStream`` assembles it; the answer says how the stream ended."""
+
+        def events() -> Iterator[bytes]:
+            for chunk in chunks:
+                if isinstance(chunk, bytes):
+                    yield chunk
+                else:
+                    yield b"data: " + (chunk.encode() if isinstance(chunk, str) else orjson.dumps(chunk)) + b"\n\n"
+
+        try:
+            response = self._http.post(
+                f"{self._base(agent, call)}/stream", content=events(), headers={"Content-Type": "text/event-stream"}
+            )
+        except httpx.TransportError as exc:
+            raise TransportError(f"could not reach Foldline: {exc}") from exc
+        if not response.is_success:
+            raise error_of(response)
+        result: Streamed = decode(response.content)
         return result
 
     def end_turn(self, agent: str, *, call: str | None = None) -> TurnEnd:
