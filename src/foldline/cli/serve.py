@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..importers.ahead import Ahead, ahead
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
 from ..indexer import Indexer
@@ -57,22 +58,28 @@ def serve(db: str, host: str, port: int, watch: bool, first_import: bool | None,
     settings = settings_for(db)
     if first_import is None:
         first_import = sqlite_file(settings.db) is not None
-    with service(settings.db) as transcripts:
-        run(transcripts, settings, host, port, watch, first_import, workers)
+    # A first run's import gets workers, forked before the store is opened (importers.ahead); they
+    # are gone before the server starts.
+    folders = [str(p) for p in session_dirs()] if first_import else []
+    with ahead(settings, folders) as pool, service(settings.db) as transcripts:
+        run(transcripts, settings, host, port, watch, first_import, workers, pool)
 
 
 def run(
-    transcripts: Transcripts, settings: Settings, host: str, port: int, watch: bool, first_import: bool, workers: int
-) -> None:
+    transcripts: Transcripts, settings: Settings, host: str, port: int, watch: bool, first_import: bool, workers: int,
+    pool: Ahead | None = None,
+) -> None:  # fmt: skip
     # A team's database (PostgreSQL) gets no "local" account unless this machine's sessions go
     # into it (--import, --watch): its people sign in with accounts of their own.
     team = sqlite_file(settings.db) is None
     local = ensure_local(transcripts, settings.db) if first_import or watch or not team else None
     if first_import and local is not None:
         with progress_bar() as told:
-            first = import_on_first_run(transcripts, local, told)
+            first = import_on_first_run(transcripts, local, told, pool)
         if first is not None:
             click.echo(first.line())
+    if pool is not None:
+        pool.close()
     # The search indexer beside the app (one per serving process group: with several workers,
     # this supervising process runs it, as it runs the watcher).
     from .. import server

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ..local_account import Local
 from ..service import Transcripts
+from .ahead import Ahead
 from .detect import has_session_logs
 from .formats import registered
 from .importer import Progress, import_paths
@@ -49,9 +50,11 @@ class FirstRun:
         return f"First run: {self.summary.line()} from {where}"
 
 
-def import_on_first_run(transcripts: Transcripts, local: Local, progress: Progress | None = None) -> FirstRun | None:
+def import_on_first_run(
+    transcripts: Transcripts, local: Local, progress: Progress | None = None, pool: Ahead | None = None
+) -> FirstRun | None:
     """Import the local sessions (or the samples) if the local workspace is empty, telling
-    ``progress`` how far it is."""
+    ``progress`` how far it is; ``pool``'s workers parse ahead (:mod:`.ahead`)."""
     if transcripts.list_agents(local.account_id, local.workspace_id)["agents"]:
         return None
     # A folder an agent made but holds no session yet (a fresh install) is no reason to show an
@@ -65,6 +68,6 @@ def import_on_first_run(transcripts: Transcripts, local: Local, progress: Progre
         workspace_id = samples
     sources = found or [samples_dir()]
     summary = import_paths(
-        transcripts, sources, account_id=local.account_id, workspace_id=workspace_id, progress=progress
+        transcripts, sources, account_id=local.account_id, workspace_id=workspace_id, progress=progress, pool=pool
     )
     return FirstRun(summary, sources, samples=not found)
