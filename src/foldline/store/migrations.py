@@ -318,3 +318,15 @@ def shares_v10(conn: Connection, backend: Backend) -> None:
     """``shares``: a link's id, the SHA-256 hash of its token (never the token), the agent it
     opens, the member who made it, and when it expires (none: never)."""
     v10.create_all(conn)
+
+
+# -- 11: the pending chunks kept folded for the search's walk (PostgreSQL) -------------------
+
+
+def fold_pending_v11(conn: Connection, backend: Backend) -> None:
+    """PostgreSQL: ``part_text.folded``, a pending chunk's text as ``lower()`` folds it, kept
+    by a trigger from the write until the indexer marks the chunk indexed (then ``NULL``), so
+    the search's walk of the backlog looks for a substring where ``ILIKE`` folds every chunk it
+    reads (:meth:`~.backend.Backend.fold_pending`; the chunks pending now are folded here).
+    SQLite: nothing."""
+    backend.fold_pending(conn)

@@ -29,6 +29,7 @@ from .migrations import (
     chunks_lz4_v8,
     create_v1,
     create_v2,
+    fold_pending_v11,
     index_later_v9,
     shares_v10,
     text_index_v6,
@@ -241,4 +242,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (8, "the chunks' text compressed with lz4 (PostgreSQL)", chunks_lz4_v8),
     (9, "chunks indexed after the write's commit: part_text.indexed, pending ids", index_later_v9),
     (10, "share links: an agent read by whoever holds the link", shares_v10),
+    (11, "pending chunks kept folded for the search's walk (PostgreSQL)", fold_pending_v11),
 ]

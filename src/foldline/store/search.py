@@ -83,10 +83,11 @@ class Search(Hooks):
             )
             if upto is not None:
                 scope.append(t.id <= upto)
+            checked = self.walked(t).label("checked")
             window = (
-                select(t.id, t.conversation_id, t.text).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
+                select(t.id, t.conversation_id, checked).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
             )
-            held: Any = and_(*(self.holds(window.c.text, term) for term in terms))
+            held: Any = and_(*(self.walk_holds(window.c.checked, term) for term in terms))
             if pending:
                 held = case((window.c.conversation_id.in_(visible.scalar_subquery()), held), else_=false())
             held = held.label("held")
