@@ -310,8 +310,8 @@ def postgres_store(pg_url: str) -> Any:
 def test_postgres_walks_the_folded_text_as_ilike_matches(postgres_store: Store, text: str, term: str) -> None:
     # A walk tests a substring of the text folded by lower(), kept folded while pending (or
     # folded as it is read): the answer of ILIKE, which the trigram index's path gives.
-    chunk = table("t", column("text"))
-    walked = _sql(postgres_store.walk_holds(postgres_store.walked(chunk.c), term))
+    chunk = table("t", column("text"), column("folded"))
+    walked = _sql(postgres_store.walk_holds(chunk.c, term))
     ilike = _sql(postgres_store.holds(chunk.c.text, term))
     with postgres_store.engine.connect() as conn:
         for folded in ("NULL::text", "lower(%(text)s::text)"):

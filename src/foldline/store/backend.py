@@ -177,14 +177,14 @@ class Backend(Protocol):
         """Whether the text column ``text`` holds ``term`` (case-insensitive, taken literally) (required)."""
         ...
 
-    def walked(self, t: Any) -> ColumnElement[Any]:
-        """What a walk reads of each chunk (the chunk columns ``t``) to test it with
-        :meth:`walk_holds` (the text, unless the engine keeps a form quicker to test)."""
+    def walked(self, t: Any) -> list[ColumnElement[Any]]:
+        """The columns a walk reads of each chunk (of the chunk columns ``t``) to test it with
+        :meth:`walk_holds`: the text, and any form of it the engine keeps quicker to test."""
         ...
 
     def walk_holds(self, walked: Any, term: str) -> ColumnElement[Any]:
-        """Whether a chunk holds ``term``, by what :meth:`walked` read of it: the same answer as
-        :meth:`holds` (case-insensitive, taken literally)."""
+        """Whether a chunk holds ``term``, by the columns ``walked`` of :meth:`walked`: the same
+        answer as :meth:`holds` (case-insensitive, taken literally)."""
         ...
 
     def plan_search(self, conn: Connection) -> None:

@@ -201,12 +201,11 @@ class Hooks(Backend):
     def storable_text(self, text: str) -> str:
         return text
 
-    def walked(self, t: Any) -> ColumnElement[Any]:
-        column: ColumnElement[Any] = t.text
-        return column
+    def walked(self, t: Any) -> list[ColumnElement[Any]]:
+        return [t.text]
 
     def walk_holds(self, walked: Any, term: str) -> ColumnElement[Any]:
-        return self.holds(walked, term)
+        return self.holds(walked.text, term)
 
     def plan_search(self, conn: Connection) -> None:
         pass

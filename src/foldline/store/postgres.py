@@ -373,14 +373,15 @@ class PostgresStore(Store):
         if conn.execute(text(lz4 + " AND attcompression = 'l'")).first() is not None:
             conn.exec_driver_sql("ALTER TABLE part_text ALTER COLUMN folded SET COMPRESSION lz4")
 
-    def walked(self, t: Any) -> ColumnElement[Any]:
-        # A pending chunk's folded text; an indexed one is folded as it is read (as ILIKE would).
-        return func.coalesce(FOLDED, func.lower(t.text))
+    def walked(self, t: Any) -> list[ColumnElement[Any]]:
+        return [t.text, FOLDED]
 
     def walk_holds(self, walked: Any, term: str) -> ColumnElement[Any]:
         # ``text ILIKE '%term%'`` is ``strpos(lower(text), lower(term)) > 0`` (the pattern taken
-        # literally), the term folded by the server with the same collation as the text.
-        held: ColumnElement[Any] = func.strpos(walked, func.lower(literal(term, Text))) > 0
+        # literally), the term folded by the server with the same collation as the text: a
+        # pending chunk's folded text, an indexed one's folded as it is read (as ILIKE would).
+        folded = func.coalesce(walked.folded, func.lower(walked.text))
+        held: ColumnElement[Any] = func.strpos(folded, func.lower(literal(term, Text))) > 0
         return held
 
     def compress_text_chunks(self, conn: Connection) -> None:
