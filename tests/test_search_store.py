@@ -288,8 +288,8 @@ def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     term=st.text(alphabet=st.sampled_from("aAiIsSkKx %_\\\u00e9"), min_size=1, max_size=4),
 )
 def test_sqlite_matches_in_c_as_the_python_test_does(sqlite_store: Store, text: str, term: str) -> None:
-    # SQLite checks an ASCII word with its own LIKE (no row handed to Python), unless the text
-    # holds a character that folds to ASCII or a NUL: either way, the answer of ``contains``.
+    # SQLite hands each chunk to ``foldline_contains`` as its UTF-8 bytes (``contains_utf8``'s
+    # quick path first), beside the characters that fold to ASCII or a NUL: the answer of ``contains``.
     with sqlite_store.engine.connect() as conn:
         held = conn.execute(select(sqlite_store.holds(literal(text), term))).scalar_one()
     assert bool(held) == contains(text, term)
