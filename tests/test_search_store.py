@@ -15,7 +15,8 @@ from conftest import PG_ADMIN
 from core_helpers import assistant, bash, caught_up, new_id, thought, tool, user
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sqlalchemy import literal, select
+from sqlalchemy import column, literal, select, table
+from sqlalchemy.dialects import postgresql
 
 from foldline import NotFound
 from foldline.service import Transcripts
@@ -96,8 +97,8 @@ def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # a store made before search: every migration but the ones that bring and remake its index
-    # (and 8 and 9, which change how the chunks it brings are stored and indexed)
-    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] not in (2, 6, 8, 9)])
+    # (and 8, 9 and 11, which change how the chunks it brings are stored, indexed and walked)
+    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] not in (2, 6, 8, 9, 11)])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -112,7 +113,7 @@ def test_migration_2_indexes_the_parts_already_stored(
             t.put_message(account["id"], agent, message_id, message)
         monkeypatch.undo()
         caplog.set_level(logging.INFO, logger="foldline")
-        assert store.migrate() == [2, 6, 8, 9]
+        assert store.migrate() == [2, 6, 8, 9, 11]
         assert "search index: 450 of 450 parts" in caplog.text
         assert "search index: 200 of 450 parts" in caplog.text
         if fresh_url.startswith("sqlite"):  # migration 6 indexed every chunk row again
@@ -287,11 +288,41 @@ def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     term=st.text(alphabet=st.sampled_from("aAiIsSkKx %_\\\u00e9"), min_size=1, max_size=4),
 )
 def test_sqlite_matches_in_c_as_the_python_test_does(sqlite_store: Store, text: str, term: str) -> None:
-    # SQLite checks an ASCII word with its own LIKE (no row handed to Python), unless the text
-    # holds a character that folds to ASCII or a NUL: either way, the answer of ``contains``.
+    # SQLite hands each chunk to ``foldline_contains`` as its UTF-8 bytes (``contains_utf8``'s
+    # quick path first), beside the characters that fold to ASCII or a NUL: the answer of ``contains``.
     with sqlite_store.engine.connect() as conn:
         held = conn.execute(select(sqlite_store.holds(literal(text), term))).scalar_one()
     assert bool(held) == contains(text, term)
+
+
+@pytest.fixture(scope="module")
+def postgres_store(pg_url: str) -> Any:
+    store = open_store(pg_url)
+    yield store
+    store.close()
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.text(alphabet=st.sampled_from(LIKE_EDGES.replace("\x00", "")), max_size=16),
+    term=st.text(alphabet=st.sampled_from("aAiIsSkKx %_\\\u00e9\u00c9\u0130\u212a"), min_size=1, max_size=4),
+)
+def test_postgres_walks_the_folded_text_as_ilike_matches(postgres_store: Store, text: str, term: str) -> None:
+    # A walk tests a substring of the text folded by lower(), kept folded while pending (or
+    # folded as it is read): the answer of ILIKE, which the trigram index's path gives.
+    chunk = table("t", column("text"), column("folded"))
+    walked = _sql(postgres_store.walk_holds(chunk.c, term))
+    ilike = _sql(postgres_store.holds(chunk.c.text, term))
+    with postgres_store.engine.connect() as conn:
+        for folded in ("NULL::text", "lower(%(text)s::text)"):
+            row = f"SELECT %(text)s::text AS text, {folded} AS folded"
+            found = conn.exec_driver_sql(f"SELECT {walked}, {ilike} FROM ({row}) AS t", {"text": text}).one()
+            assert found[0] == found[1]
+
+
+def _sql(clause: Any) -> str:
+    """``clause`` as PostgreSQL SQL for the driver, its values inline."""
+    return str(clause.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
 
 
 def test_a_phrase_in_every_tenth_message_pages_newest_first_without_gaps(

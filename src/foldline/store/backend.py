@@ -165,6 +165,11 @@ class Backend(Protocol):
         (required)."""
         ...
 
+    def fold_pending(self, conn: Connection) -> None:
+        """Keep what makes the walk of the pending chunks cheaper than the engine's own test
+        of each (migration 12; PostgreSQL: each one's text folded by ``lower()``)."""
+        ...
+
     def storable_text(self, text: str) -> str:
         """``text`` as the backend can hold it (PostgreSQL text cannot hold NUL)."""
         ...
@@ -178,6 +183,16 @@ class Backend(Protocol):
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
         """Whether the text column ``text`` holds ``term`` (case-insensitive, taken literally) (required)."""
+        ...
+
+    def walked(self, t: Any) -> list[ColumnElement[Any]]:
+        """The columns a walk reads of each chunk (of the chunk columns ``t``) to test it with
+        :meth:`walk_holds`: the text, and any form of it the engine keeps quicker to test."""
+        ...
+
+    def walk_holds(self, walked: Any, term: str) -> ColumnElement[Any]:
+        """Whether a chunk holds ``term``, by the columns ``walked`` of :meth:`walked`: the same
+        answer as :meth:`holds` (case-insensitive, taken literally)."""
         ...
 
     def plan_search(self, conn: Connection) -> None:

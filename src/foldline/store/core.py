@@ -13,7 +13,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import ColumnElement, Connection, bindparam, func, insert, select
 
 from .backend import Backend, T
 from .rows import Conversation, Matched, SeqChecks, now
@@ -198,8 +198,17 @@ class Hooks(Backend):
     def forget_chunks(self, conn: Connection, ids: Sequence[int]) -> None:
         pass
 
+    def fold_pending(self, conn: Connection) -> None:
+        pass
+
     def storable_text(self, text: str) -> str:
         return text
+
+    def walked(self, t: Any) -> list[ColumnElement[Any]]:
+        return [t.text]
+
+    def walk_holds(self, walked: Any, term: str) -> ColumnElement[Any]:
+        return self.holds(walked.text, term)
 
     def plan_search(self, conn: Connection) -> None:
         pass

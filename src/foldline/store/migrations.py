@@ -341,3 +341,15 @@ def pieces_v11(conn: Connection, backend: Backend) -> None:
     conn.exec_driver_sql("ALTER TABLE parts ADD COLUMN pieces TEXT")
     conn.exec_driver_sql("CREATE INDEX parts_by_pieces ON parts (pieces) WHERE pieces IS NOT NULL")
     v11.create_all(conn)
+
+
+# -- 12: the pending chunks kept folded for the search's walk (PostgreSQL) -------------------
+
+
+def fold_pending_v12(conn: Connection, backend: Backend) -> None:
+    """PostgreSQL: ``part_text.folded``, a pending chunk's text as ``lower()`` folds it, kept
+    by a trigger from the write until the indexer marks the chunk indexed (then ``NULL``), so
+    the search's walk of the backlog looks for a substring where ``ILIKE`` folds every chunk it
+    reads (:meth:`~.backend.Backend.fold_pending`; the chunks pending now are folded here).
+    SQLite: nothing."""
+    backend.fold_pending(conn)

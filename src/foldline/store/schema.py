@@ -29,6 +29,7 @@ from .migrations import (
     chunks_lz4_v8,
     create_v1,
     create_v2,
+    fold_pending_v12,
     index_later_v9,
     pieces_v11,
     shares_v10,
@@ -258,4 +259,5 @@ MIGRATIONS: list[tuple[int, str, Callable[[Connection, Backend], None]]] = [
     (9, "chunks indexed after the write's commit: part_text.indexed, pending ids", index_later_v9),
     (10, "share links: an agent read by whoever holds the link", shares_v10),
     (11, "big parts' JSON in pieces, written before their message: part_pieces", pieces_v11),
+    (12, "pending chunks kept folded for the search's walk (PostgreSQL)", fold_pending_v12),
 ]

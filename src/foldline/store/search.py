@@ -83,10 +83,16 @@ class Search(Hooks):
             )
             if upto is not None:
                 scope.append(t.id <= upto)
+            # The window carries the chunks' columns as stored; each is tested outside it, once
+            # the window is cut (an expression inside would run on every row a sort reads).
             window = (
-                select(t.id, t.conversation_id, t.text).where(*scope).order_by(t.id.desc()).limit(size).cte("window")
+                select(t.id, t.conversation_id, *self.walked(t))
+                .where(*scope)
+                .order_by(t.id.desc())
+                .limit(size)
+                .cte("window")
             )
-            held: Any = and_(*(self.holds(window.c.text, term) for term in terms))
+            held: Any = and_(*(self.walk_holds(window.c, term) for term in terms))
             if pending:
                 held = case((window.c.conversation_id.in_(visible.scalar_subquery()), held), else_=false())
             held = held.label("held")

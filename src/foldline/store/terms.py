@@ -32,19 +32,41 @@ FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K (Kelvin)
 FOLDS_TO_ASCII_UTF8 = tuple(c.encode() for c in FOLDS_TO_ASCII)
 
 
+# The ASCII letters they match (those of a term without any of them match ASCII letters only).
+FOLDED_TO = frozenset("iks")
+
+
 def contains(text: str, term: str) -> bool:
-    if term.isascii() and not any(c in text for c in FOLDS_TO_ASCII):
-        # Then a match is ASCII's case folding over the text's UTF-8 (whose bytes past ASCII
-        # never match ASCII ones): the same answer as the pattern, several times faster.
-        return lowered(term) in text.encode().lower()
+    """Whether ``term`` occurs in ``text`` ignoring case, as :func:`pattern` finds it (the
+    quick path of :func:`contains_utf8` first)."""
+    if term.isascii():
+        if lowered(term) in text.encode().lower():
+            return True
+        if not (folded_to(term) and any(c in text for c in FOLDS_TO_ASCII)):
+            return False
     return pattern(term).search(text) is not None
 
 
 def contains_utf8(text: bytes, term: str) -> bool:
-    """:func:`contains` of a text given as its UTF-8 (as SQLite hands a chunk over, undecoded)."""
-    if term.isascii() and not folds_to_ascii(text):
-        return lowered(term) in text.lower()
+    """:func:`contains` of a text given as its UTF-8 (as SQLite hands a chunk over, undecoded).
+
+    An ASCII term is first looked for by ASCII's case folding over the bytes (whose bytes past
+    ASCII never match ASCII ones): found there, it is a match. Not found, it is no match unless
+    the term has a letter that one of :data:`FOLDS_TO_ASCII` matches and the text holds one;
+    only then does the pattern decide. Most chunks a search reads hold no match: they cost one
+    lowering and one search of their bytes."""
+    if term.isascii():
+        if lowered(term) in text.lower():
+            return True
+        if not (folded_to(term) and folds_to_ascii(text)):
+            return False
     return pattern(term).search(text.decode("utf-8", "surrogateescape")) is not None
+
+
+@lru_cache(maxsize=256)
+def folded_to(term: str) -> bool:
+    """Whether ASCII ``term`` holds a letter that a character of :data:`FOLDS_TO_ASCII` matches."""
+    return not FOLDED_TO.isdisjoint(term.lower())
 
 
 def folds_to_ascii(text: bytes) -> bool:
