@@ -97,8 +97,8 @@ def test_migration_2_indexes_the_parts_already_stored(
     fresh_url: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     # a store made before search: every migration but the ones that bring and remake its index
-    # (and 8, 9 and 11, which change how the chunks it brings are stored, indexed and walked)
-    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] not in (2, 6, 8, 9, 11)])
+    # (and 8, 9 and 12, which change how the chunks it brings are stored, indexed and walked)
+    monkeypatch.setattr(store_core, "MIGRATIONS", [m for m in store_core.MIGRATIONS if m[0] not in (2, 6, 8, 9, 12)])
     store = open_store(fresh_url)
     try:
         t = Transcripts(store)
@@ -113,7 +113,7 @@ def test_migration_2_indexes_the_parts_already_stored(
             t.put_message(account["id"], agent, message_id, message)
         monkeypatch.undo()
         caplog.set_level(logging.INFO, logger="foldline")
-        assert store.migrate() == [2, 6, 8, 9, 11]
+        assert store.migrate() == [2, 6, 8, 9, 12]
         assert "search index: 450 of 450 parts" in caplog.text
         assert "search index: 200 of 450 parts" in caplog.text
         if fresh_url.startswith("sqlite"):  # migration 6 indexed every chunk row again
