@@ -44,11 +44,11 @@ def test_import_json_prints_the_summary_and_a_second_run_adds_nothing(tmp_path: 
     result = runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR), str(CLAUDE_FILE), str(broken)])
     assert result.exit_code == 0, result.output
     summary = orjson.loads(result.stdout)
-    assert set(summary) == {"agents", "messages", "parts", "skipped", "foreign", "forgotten"}
+    assert set(summary) == {"agents", "messages", "parts", "skipped", "foreign", "forgotten", "unchanged"}
     assert summary["agents"] == 3 and summary["messages"] > 0 and summary["parts"] >= summary["messages"]
     assert summary["skipped"] == [{"path": str(broken.resolve()), "reason": "not a session log of a known agent"}]
     again = orjson.loads(runner.invoke(main, ["import", "--db", db, "--json", str(CODEX_DIR)]).stdout)
-    assert (again["agents"], again["messages"]) == (0, 0)
+    assert (again["agents"], again["messages"], again["unchanged"]) == (0, 0, 2)  # the two Codex sessions
     t = local_transcripts(db)
     local = ensure_local(t, db)
     assert len(t.list_agents(local.account_id, local.workspace_id)["agents"]) == 3

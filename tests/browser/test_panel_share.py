@@ -117,7 +117,7 @@ def test_a_member_makes_and_revokes_a_share_link_from_the_panel(
     signed_in.get_by_role("button", name="Share…").click()
     dialog = signed_in.get_by_role("dialog", name="Share a read-only link")
     expect(dialog).to_contain_text("“shared from the panel” and its subagents")
-    expect(dialog.locator(".share-list")).to_have_text("none yet")
+    expect(dialog.locator(".share-list")).to_have_text("No link opens this agent now.")
     dialog.get_by_label("Expires after").select_option("1d")
     dialog.get_by_role("button", name="Create link").click()
     field = dialog.get_by_label("The share link")
@@ -137,7 +137,9 @@ def test_a_member_makes_and_revokes_a_share_link_from_the_panel(
         opened = url.replace("/s/", "/api/shared/")  # what the share opens
         assert view.request.get(opened).status == 200
         dialog.get_by_role("button", name=re.compile("^Revoke")).click()
-        expect(dialog.locator(".share-list")).to_have_text("none yet")
+        expect(dialog.locator(".share-list")).to_have_text("No link opens this agent now.")
+        expect(dialog.locator(".share-made")).to_have_text("That link was revoked: it opens nothing now.")
+        expect(dialog.get_by_label("The share link")).to_have_count(0)
         assert view.request.get(opened).status == 404
     finally:
         stranger.close()

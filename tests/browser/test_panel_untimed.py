@@ -34,6 +34,8 @@ def test_an_untimed_log_shows_no_zero_times_and_whole_states(page: Page, panel: 
     badges = page.evaluate(BADGES)
     assert any(b["text"] == "unknown" for b in badges), badges
     assert all(b["whole"] for b in badges), [b for b in badges if not b["whole"]]
+    unknown = page.locator(".badge.state-unknown").first
+    assert "its outcome is not known" in (unknown.get_attribute("title") or "")  # said on hover
     times = page.evaluate(GUTTER)
     assert times and not any(t.startswith("+") for t in times), times
     assert not any("took" in t for t in page.evaluate(TURNS))

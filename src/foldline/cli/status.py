@@ -26,5 +26,6 @@ def line(backlog: dict[str, int | float | None]) -> str:
     since = "" if age is None else f", the oldest written {age:.0f} s ago"
     return (
         f"search index: {backlog['pending_chunks']} chunks pending ({backlog['pending_code_points']} code points"
-        f"{since}); searches read them until they are indexed"
+        f"{since}); searches read them until they are indexed, by a running `foldline serve` or by"
+        " `foldline import --wait-index`"
     )

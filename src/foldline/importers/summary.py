@@ -34,6 +34,7 @@ class Summary:
             "skipped": [{"path": path, "reason": reason} for path, reason in self.skipped],
             "foreign": [{"path": path, "session": session, "reason": reason} for path, session, reason in self.foreign],
             "forgotten": self.forgotten,
+            "unchanged": self.unchanged,
         }
 
     def line(self) -> str:

@@ -384,7 +384,7 @@ function toolFold(msgId, index, part, state, ctx) {
     title,
     el("span", "tool-input", shortInput(part.input, name)),
     ...exitFacts(part).map((fact) => el("span", "badge exit", fact)),
-    el("span", "badge state state-" + shown, label),
+    stateBadge(shown, label),
   ];
   const cut = state.wholeFor(part) ? null : state.cut;
   bits.push(sizeNote(cut, whole.output !== undefined ? outputText(whole.output) : null, 0) || el("span", "size"));
@@ -751,4 +751,16 @@ export function renderPart(msgId, index, part, state, ctx) {
   node.dataset.message = msgId;
   node.dataset.part = String(index);
   return node;
+}
+
+// What the states no result came for mean, on hover.
+const STATE_TITLES = {
+  unknown: "No result was recorded for this call (the turn ended, or the log keeps none): its outcome is not known",
+  "no-result": "This call got no result before the conversation went on",
+};
+
+function stateBadge(shown, label) {
+  const badge = el("span", "badge state state-" + shown, label);
+  if (STATE_TITLES[shown]) badge.title = STATE_TITLES[shown];
+  return badge;
 }

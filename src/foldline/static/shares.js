@@ -62,8 +62,8 @@ function openDialog(info) {
     status.textContent = "";
     try {
       const share = await post(`/agents/${encodeURIComponent(info.id)}/share`, { expires: expires.value });
-      showMade(made, share.url);
-      await drawList(list, info, status);
+      showMade(made, share);
+      await drawList(list, info, status, made);
     } catch (error) {
       status.textContent = "The link could not be made: " + error.message;
     } finally {
@@ -77,10 +77,12 @@ function openDialog(info) {
   document.body.append(dialog);
   dialog.showModal();
   create.focus();
-  drawList(list, info, status);
+  drawList(list, info, status, made);
 }
 
-function showMade(made, url) {
+function showMade(made, share) {
+  const url = share.url;
+  made.dataset.share = share.id;
   const field = el("input", "share-url");
   field.readOnly = true;
   field.value = url;
@@ -93,7 +95,7 @@ function showMade(made, url) {
   field.select();
 }
 
-async function drawList(list, info, status) {
+async function drawList(list, info, status, made) {
   let found;
   try {
     found = await getJson(`/api/agents/${encodeURIComponent(info.id)}/shares`);
@@ -111,7 +113,10 @@ async function drawList(list, info, status) {
       revoke.disabled = true;
       try {
         await post(`/shares/${encodeURIComponent(share.id)}/revoke`, {});
-        await drawList(list, info, status);
+        if (made.dataset.share === share.id) {
+          made.replaceChildren(el("p", "share-revoked", "That link was revoked: it opens nothing now."));
+        }
+        await drawList(list, info, status, made);
       } catch (error) {
         status.textContent = "The link could not be revoked: " + error.message;
         revoke.disabled = false;
@@ -120,5 +125,5 @@ async function drawList(list, info, status) {
     li.append(el("span", "", `made ${absoluteTime(Date.parse(share.created_at))}, ${when} `), revoke);
     return li;
   });
-  list.replaceChildren(...(rows.length ? rows : [el("li", "none", "none yet")]));
+  list.replaceChildren(...(rows.length ? rows : [el("li", "none", "No link opens this agent now.")]));
 }
