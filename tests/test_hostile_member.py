@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,7 @@ from core_helpers import bash, caught_up, new_id, text, user
 from servers import ServerThread
 
 from foldline.pagereads import ON_LOOP_BYTES
+from foldline.server import SWITCH_SECONDS
 from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store
@@ -305,3 +307,17 @@ def test_a_page_too_big_for_the_event_loop_is_read_the_same_in_a_thread(store: S
     assert len(chained) == 1 and len(chained[0]["messages"]) == 8  # type: ignore[arg-type]
     expected = t.messages(owner["id"], agent, cut=True, limit=15)
     assert chained[0]["messages"] == expected["messages"]
+
+
+def test_a_serving_process_hands_the_interpreter_over_every_millisecond(store: Store, settings: Settings) -> None:
+    """A thread doing long work in Python (a big page, a search's rows) kept the interpreter lock
+    up to CPython's default 5 ms each time the event loop asked for it back: once a server has
+    started, it changes hands every ``SWITCH_SECONDS``."""
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)  # CPython's default: as a process that serves nothing yet has it
+    try:
+        with ServerThread(Transcripts(store, settings=settings)) as server:
+            assert httpx.get(f"{server.url}/api/openapi.json", timeout=30).status_code == 200
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_SECONDS)
+    finally:
+        sys.setswitchinterval(was)
