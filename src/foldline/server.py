@@ -224,9 +224,10 @@ def keep_freed_memory() -> None:
 # CPython makes a thread that holds the interpreter lock hand it over after 5 ms when another
 # asks for it. A server's event loop asks for it again after each wait on a socket, so each of
 # its steps waited up to 5 ms behind a thread building a big page or running a search, and a
-# small request (a cut page, /api/me) takes several steps: under one member's searches its p50
-# on the server was 27-35 ms where a 1 ms hand-over made it 18-30 (bench/abuse.py, a loaded
-# machine). Threads doing long work in Python switch more often for it.
+# small request (a cut page, /api/me) takes several steps. Handed over every 1 ms, the others'
+# p99 under one member's attacks fell in six of eight medians (/api/me under the pathological
+# search on SQLite 420 -> 205 ms) while their p50 rose (12 -> 25 ms): more hand-overs for every
+# request, fewer long waits (bench/abuse.py, docs/benchmarks.md; the goal is the p99).
 SWITCH_SECONDS = 0.001
 
 
