@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import socket
 import sqlite3
+import sys
 import time
 from dataclasses import dataclass, replace
 
@@ -27,6 +28,7 @@ from core_helpers import bash, caught_up, new_id, text, user
 from servers import ServerThread
 
 from foldline.pagereads import ON_LOOP_BYTES
+from foldline.server import SWITCH_SECONDS
 from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import Store
@@ -305,3 +307,39 @@ def test_a_page_too_big_for_the_event_loop_is_read_the_same_in_a_thread(store: S
     assert len(chained) == 1 and len(chained[0]["messages"]) == 8  # type: ignore[arg-type]
     expected = t.messages(owner["id"], agent, cut=True, limit=15)
     assert chained[0]["messages"] == expected["messages"]
+
+
+def test_a_page_of_many_small_parts_is_read_in_a_thread_the_same(store: Store, settings: Settings) -> None:
+    """Under a MiB of parts, but 2,000 rows of them: the event loop (SQLite) counts each part
+    as at least ``ROW_COST`` bytes and gives the page up to a thread before it has read them
+    all (it read every row on the loop, a stall of tens of ms, issue 20); the page is the same."""
+    t = Transcripts(store, settings=replace(settings, redact=False, page_cache_mb=0))  # every page read
+    owner = t.create_account("writer of many small parts")
+    space = t.create_workspace("small parts", [owner["id"]])["id"]
+    agent = t.create_agent(owner["id"], space)["id"]
+    for n in range(2):
+        message = new_id()
+        parts = [text(f"{n}.{j} " + "w" * 100) for j in range(1_000)]
+        t.put_message(owner["id"], agent, message, {"role": "assistant", "parts": parts})
+    whole = t.page_json(owner["id"], agent, cut=True, limit=15)
+    assert len(whole) < ON_LOOP_BYTES  # the bytes alone would keep it on the loop
+    if store.local:
+        with pytest.raises(PageTooBig):
+            t.page_json(owner["id"], agent, cut=True, limit=15, most=ON_LOOP_BYTES)
+    with ServerThread(t) as server:
+        chained = pages(server.url, owner["token"], agent, parts="cut", limit="15")
+    assert len(chained) == 1 and len(chained[0]["messages"]) == 2  # type: ignore[arg-type]
+    assert chained[0]["messages"] == t.messages(owner["id"], agent, cut=True, limit=15)["messages"]
+
+def test_a_serving_process_hands_the_interpreter_over_every_millisecond(store: Store, settings: Settings) -> None:
+    """A thread doing long work in Python (a big page, a search's rows) kept the interpreter lock
+    up to CPython's default 5 ms each time the event loop asked for it back: once a server has
+    started, it changes hands every ``SWITCH_SECONDS``."""
+    was = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)  # CPython's default: as a process that serves nothing yet has it
+    try:
+        with ServerThread(Transcripts(store, settings=settings)) as server:
+            assert httpx.get(f"{server.url}/api/openapi.json", timeout=30).status_code == 200
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_SECONDS)
+    finally:
+        sys.setswitchinterval(was)

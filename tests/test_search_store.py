@@ -6,7 +6,9 @@ from __future__ import annotations
 import logging
 import math
 import re
+import sys
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -22,6 +24,7 @@ from foldline import NotFound
 from foldline.service import Transcripts
 from foldline.store import Store, StoreError, open_store
 from foldline.store import core as store_core
+from foldline.store import sqlite as sqlite_store_module
 from foldline.store.chunks import CHUNK
 from foldline.store.terms import contains
 
@@ -288,8 +291,8 @@ def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     term=st.text(alphabet=st.sampled_from("aAiIsSkKx %_\\\u00e9"), min_size=1, max_size=4),
 )
 def test_sqlite_matches_in_c_as_the_python_test_does(sqlite_store: Store, text: str, term: str) -> None:
-    # SQLite hands each chunk to ``foldline_contains`` as its UTF-8 bytes (``contains_utf8``'s
-    # quick path first), beside the characters that fold to ASCII or a NUL: the answer of ``contains``.
+    # SQLite checks an ASCII word itself (``lower`` and ``instr``: no row handed to Python),
+    # unless the text holds a character that folds to ASCII: either way, ``contains``'s answer.
     with sqlite_store.engine.connect() as conn:
         held = conn.execute(select(sqlite_store.holds(literal(text), term))).scalar_one()
     assert bool(held) == contains(text, term)
@@ -323,6 +326,43 @@ def test_postgres_walks_the_folded_text_as_ilike_matches(postgres_store: Store, 
 def _sql(clause: Any) -> str:
     """``clause`` as PostgreSQL SQL for the driver, its values inline."""
     return str(clause.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+
+
+def python_matches(work: Callable[[], Any]) -> tuple[Any, int]:
+    """``work()``'s answer, and how many times the engine asked Python's match test of a chunk
+    meanwhile (each ask takes the interpreter lock from every other request), counted by a
+    profile hook that only watches."""
+    asked = 0
+
+    def watch(frame: Any, event: str, arg: Any) -> None:
+        nonlocal asked
+        if event == "call" and frame.f_code is sqlite_store_module._contains.__code__:
+            asked += 1
+
+    sys.setprofile(watch)
+    try:
+        answer = work()
+    finally:
+        sys.setprofile(None)
+    return answer, asked
+
+
+def test_a_search_of_an_ascii_word_asks_python_of_no_chunk(transcripts: Transcripts, me: tuple[str, str]) -> None:
+    # A pathological search ('a' * 256 over every chunk, issue 20) walked thousands of rows, each
+    # one handed to Python while the search held a thread: the engine answers an ASCII word
+    # itself, and only a chunk holding a character that folds to ASCII (here the Kelvin sign)
+    # goes to Python, on either backend.
+    account, agent = me
+    word = "Gil" + uuid.uuid4().hex[:8]
+    plain, kelvin, others = new_id(), new_id(), [new_id() for _ in range(40)]
+    for message_id in others:
+        transcripts.put_message(account, agent, message_id, user(f"{word[:6]} {word[4:]}", message_id))  # every trigram
+    transcripts.put_message(account, agent, plain, user(f"says {word.upper()} here", plain))
+    transcripts.put_message(account, agent, kelvin, user(f"\u212a {word}", kelvin))
+    caught_up(transcripts._store)
+    found, asked = python_matches(lambda: transcripts.search(account, word.lower(), agent=agent, limit=100))
+    assert {h["message_id"] for h in found["hits"]} == {plain, kelvin}
+    assert asked <= 1  # the Kelvin sign's chunk, on SQLite; none on PostgreSQL
 
 
 def test_a_phrase_in_every_tenth_message_pages_newest_first_without_gaps(

@@ -253,8 +253,9 @@ def create_app(transcripts: Transcripts, background: Sequence[Background] = ()) 
 
 def from_environment() -> FastAPI:
     """The app on the settings of the environment (``FOLDLINE_*``): what each ``--workers`` process runs."""
-    from .server import install_log_filters, keep_freed_memory
+    from .server import hand_over_often, install_log_filters, keep_freed_memory
 
     install_log_filters()
     keep_freed_memory()
+    hand_over_often()
     return create_app(Transcripts.open(Settings()))

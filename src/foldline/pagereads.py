@@ -123,8 +123,9 @@ class PageReads:
 # two (50 messages of 50 tool parts each: 1.4 ms), less than handing it to a thread and back
 # costs once the interpreter lock is shared: such a read runs on the event loop itself.
 ON_LOOP_MOST = 200
-# ... and of at most this many bytes of parts: the read stops once past it (PageTooBig) and the
-# route reads the page in a thread, so a page of big messages never holds the loop for long.
+# ... and of at most this many bytes of parts, each part counted as at least 1 KiB (the store's
+# ROW_COST: a page of many small parts costs the loop by its rows): the read stops once past it
+# (PageTooBig) and the route reads the page in a thread, so no page holds the loop for long.
 ON_LOOP_BYTES = 1 << 20
 
 

@@ -24,6 +24,7 @@ import platform
 import re
 import resource
 import socket
+import sys
 import time
 from typing import Any
 
@@ -220,6 +221,21 @@ def keep_freed_memory() -> None:
     libc.mallopt(M_TRIM_THRESHOLD, KEEP_FREED)
 
 
+# CPython makes a thread that holds the interpreter lock hand it over after 5 ms when another
+# asks for it. A server's event loop asks for it again after each wait on a socket, so each of
+# its steps waited up to 5 ms behind a thread building a big page or running a search, and a
+# small request (a cut page, /api/me) takes several steps. Handed over every 1 ms, the others'
+# p99 under one member's attacks fell in six of eight medians (/api/me under the pathological
+# search on SQLite 420 -> 205 ms) while their p50 rose (12 -> 25 ms): more hand-overs for every
+# request, fewer long waits (bench/abuse.py, docs/benchmarks.md; the goal is the p99).
+SWITCH_SECONDS = 0.001
+
+
+def hand_over_often() -> None:
+    """Let the interpreter lock change hands every :data:`SWITCH_SECONDS` (the process serves)."""
+    sys.setswitchinterval(SWITCH_SECONDS)
+
+
 def __getattr__(name: str) -> Any:
     """``WorkerH11``: the protocol of worker processes (``--workers``), which read their settings
     from the environment; made when a worker asks for it, so a bad setting is said by the command
@@ -253,6 +269,7 @@ class Server(uvicorn.Server):
     async def startup(self, sockets: Any = None) -> None:
         install_log_filters()
         keep_freed_memory()
+        hand_over_often()
         await super().startup(sockets)
 
 

@@ -26,15 +26,19 @@ from sqlalchemy import (
     FromClause,
     LargeBinary,
     bindparam,
+    case,
     cast,
     column,
     create_engine,
     event,
+    false,
     func,
     literal_column,
+    or_,
     select,
     table,
     text,
+    true,
 )
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
@@ -46,7 +50,7 @@ from .rows import SOMETHING, Chunks, Conversation, Matched, StoredBody
 from .schema import part_text, parts
 from .staging import STAGE_OVER
 from .store import Store
-from .terms import contains, contains_utf8, fts_query, indexed
+from .terms import FOLDS_TO_ASCII, contains, contains_utf8, folded_to, fts_query, indexed
 
 log = logging.getLogger("foldline")
 
@@ -311,8 +315,20 @@ class SQLiteStore(Store):
         return len(batch), sum(int(row.owned) for row in batch)
 
     def holds(self, text: Any, term: str) -> ColumnElement[Any]:
-        # The chunk as its UTF-8 bytes: no decoding of each row into a str, nor encoding back.
-        return func.foldline_contains(cast(text, LargeBinary), term) == 1
+        # An ASCII term is looked for by SQLite itself, as ``terms.contains_utf8`` first does
+        # (ASCII case folding over the UTF-8: found there, a match), with no call into Python
+        # for each row: a search walking thousands of chunks took the interpreter lock once per
+        # row, from every other request (docs/security.md, issue 20). Not found, only a term with
+        # a letter that İ ı ſ K match, in a chunk holding one of them, is asked of Python, as is
+        # a term past ASCII; the chunk goes as its UTF-8 bytes, undecoded.
+        in_python = func.foldline_contains(cast(text, LargeBinary), term) == 1
+        if not term.isascii():
+            return in_python
+        found = func.instr(func.lower(text), term.lower()) > 0
+        if not folded_to(term):
+            return found
+        folds = or_(*(func.instr(text, c) > 0 for c in FOLDS_TO_ASCII))
+        return case((found, true()), (folds, in_python), else_=false())
 
     def text_match(self, terms: Sequence[str]) -> tuple[FromClause, ColumnElement[Any], list[ColumnElement[Any]]]:
         # The index finds the rows holding every trigram of the terms of 3 code points or more;
