@@ -70,3 +70,19 @@ def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
     expect(section.locator("li")).to_have_count(1)
     section.locator("li .agent-title").click()
     expect(signed_in.locator(".agent-summary .by-model")).to_contain_text("claude-sonnet-4-5: 13k tok")
+
+
+def test_the_list_shows_new_agents_and_activity_without_a_reload(page: Page, panel: Panel) -> None:
+    """An open agents list follows its workspace: an agent made by an import or a watch (here,
+    through the API) shows up within a few seconds, and so does new activity, with no reload."""
+    own = own_account(panel, f"live-{uuid.uuid4().hex[:6]}")
+    with Client(panel.url, own.token) as client:
+        first = client.create_agent(own.workspace, title="there before")["id"]
+        sign_in(page, own.token).goto("/")
+        section = page.locator(f'section[data-workspace="{own.workspace}"]')
+        expect(section.locator("li")).to_have_count(1)
+        later = client.create_agent(own.workspace, title="made while the list is open")["id"]
+        client.put_message(later, {"id": str(uuid.uuid4()), "role": "user", "parts": [{"type": "text", "text": "hi"}]})
+        expect(section.locator(f'li[data-agent="{later}"]')).to_be_visible(timeout=15_000)
+        expect(section.locator("li").first).to_have_attribute("data-agent", later)  # the newest activity first
+        expect(section.locator(f'li[data-agent="{first}"]')).to_be_visible()

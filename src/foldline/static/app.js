@@ -67,6 +67,9 @@ const SORTS = [
   ["title", "Title"],
 ];
 const AGENTS_PAGE = 50;
+// How often an open agents list asks whether its first page changed (new agents, new activity),
+// while the tab is visible: imports and --watch add agents as they run.
+const AGENTS_REFRESH_MS = 5000;
 
 // 1234 -> "1.2k", 2500000 -> "2.5M": a count that fits a narrow column.
 export function shortCount(n) {
@@ -178,16 +181,29 @@ async function workspaceAgents(section, workspace) {
   let facets = null;
   let prices = null;
   let asked = 0;
-  async function load(fresh) {
-    const mine = ++asked;
+  let pages = 0; // pages shown since the last fresh load
+  let seen = ""; // what the first page held: its agents' ids, activity and counts
+  const glance = (agents) => agents.map((a) => `${a.id} ${a.updated_at} ${a.messages}`).join("|");
+  function query(fresh) {
     const params = new URLSearchParams({ workspace_id: workspace.id, sort: state.sort, limit: String(AGENTS_PAGE) });
     if (state.source) params.set("source", state.source);
     if (state.project) params.set("project", state.project);
     if (!fresh && cursor) params.set("cursor", cursor);
-    const page = await getJson("/api/agents?" + params.toString());
+    return "/api/agents?" + params.toString();
+  }
+  async function load(fresh) {
+    const mine = ++asked;
+    const page = await getJson(query(fresh));
     if (mine !== asked) return; // a newer sort or filter was asked for meanwhile
-    if (fresh) ul.replaceChildren();
-    if (page.facets && !facets) facets = page.facets;
+    if (fresh) {
+      ul.replaceChildren();
+      pages = 0;
+      seen = glance(page.agents);
+      // The filters' choices come from an unfiltered page (a filtered one would offer only itself).
+      if (page.facets && (!facets || (!state.source && !state.project))) facets = page.facets;
+      fresher.hidden = true;
+    }
+    pages += 1;
     prices = page.prices || prices;
     for (const agent of page.agents) {
       const row = agentRow(agent, prices);
@@ -213,6 +229,29 @@ async function workspaceAgents(section, workspace) {
     if (sources.length > 1 || state.source) controls.append(select("Source", "source", sources, state.source, pick("source")));
     if (projects.length > 1 || state.project) controls.append(select("Project", "project", projects, state.project, pick("project")));
   }
+  // Live: the first page asked again every few seconds; a change is drawn at once when only the
+  // first page is shown (more pages read stay as they are, and a note offers the new ones).
+  const fresher = button("New activity: show it", () => load(true), "agents-changed");
+  fresher.hidden = true;
+  section.insertBefore(fresher, ul);
+  async function look() {
+    if (document.hidden || !section.isConnected) return;
+    const mine = asked;
+    let page;
+    try {
+      page = await getJson(query(true));
+    } catch {
+      return; // the next look tries again
+    }
+    if (mine !== asked || glance(page.agents) === seen) return;
+    if (pages > 1) {
+      fresher.hidden = false;
+      return;
+    }
+    fresher.hidden = true;
+    await load(true);
+  }
+  setInterval(look, AGENTS_REFRESH_MS);
   await load(true);
 }
 
