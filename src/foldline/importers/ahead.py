@@ -15,11 +15,13 @@ result only if the key is still the one (:meth:`Ahead.take`), else it parses aga
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import uuid
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +41,7 @@ WINDOW = 2  # sessions parsed ahead per worker at most (their messages are held 
 SMALL = 4 * 2**20  # bytes of logs: a smaller import is done in one process (forking costs more)
 
 _door: Door | None = None  # a worker's own, made by _start
+log = logging.getLogger("foldline")
 
 
 @dataclass
@@ -102,10 +105,17 @@ class Ahead:
         for done in [self._pool.submit(os.getpid) for _ in range(workers)]:
             done.result()
 
+        self.broken = False  # a worker died (or an answer could not be sent): the importer parses itself
+
     def ask(self, group: Group, namespace: uuid.UUID, plan: object = None) -> None:
         """Start parsing ``group`` under ``namespace`` (its agent's id); ``plan``, the importer's
         plan it was asked under, is kept for :meth:`plan_of`."""
-        self._asked[id(group)] = (namespace, self._pool.submit(_ready, group, namespace), plan)
+        if self.broken:
+            return
+        try:
+            self._asked[id(group)] = (namespace, self._pool.submit(_ready, group, namespace), plan)
+        except BrokenProcessPool:
+            self._broke()
 
     def plan_of(self, group: Group) -> object:
         """The plan ``group`` was asked for under (None if it was not)."""
@@ -124,7 +134,17 @@ class Ahead:
         if asked[0] != namespace:
             asked[1].cancel()
             return None
-        return asked[1].result()
+        try:
+            return asked[1].result()
+        except Exception:  # not the session's doing (_ready reports those): a worker is gone
+            self._broke()
+            return None
+
+    def _broke(self) -> None:
+        if not self.broken:
+            log.warning("foldline import: a worker process failed; the rest is parsed in this process")
+        self.broken = True
+        self._asked.clear()
 
     def drop(self, group: Group) -> None:
         """Forget what was asked for ``group`` (it is not wanted any more)."""

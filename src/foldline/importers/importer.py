@@ -285,7 +285,7 @@ def ask_ahead(writer: Writer, pool: Ahead, order: list[Group], start: int) -> in
     """Give the pool the next sessions to parse from ``order[start]`` on, up to its window; the
     index of the first not asked. A session is asked for under the key its plan has now; if an
     earlier session's write changes that (a claim), the importer parses it again itself."""
-    while start < len(order) and pool.in_flight < pool.window:
+    while not pool.broken and start < len(order) and pool.in_flight < pool.window:
         planned = plan(writer, order[start])
         if isinstance(planned, Plan):
             pool.ask(order[start], uuid.UUID(planned.agent), planned)
