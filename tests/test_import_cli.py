@@ -289,33 +289,43 @@ def test_import_shows_its_progress_on_a_terminal_and_nothing_on_a_pipe(tmp_path:
     assert b"sessions" not in err and b"MB" not in err
 
 
+WORKERS_DIE = """
+import multiprocessing, os, signal, sys
+import orjson
+from foldline.importers import import_paths
+from foldline.importers.ahead import Ahead
+from foldline.service import Transcripts
+from foldline.settings import Settings
+from foldline.store import open_store
+
+db, killed, sources = sys.argv[1], sys.argv[2] == "killed", sys.argv[3:]
+settings = Settings(db=db, import_workers=2)
+pool = Ahead(settings, 2) if killed else None  # forked before the store is opened
+if pool is not None:
+    for child in multiprocessing.active_children():
+        os.kill(child.pid, signal.SIGKILL)
+with Transcripts(open_store(db), settings=settings) as t:
+    account = t.create_account("importer")["id"]
+    workspace = t.create_workspace("w", [account])["id"]
+    summary = import_paths(t, sources, account_id=account, workspace_id=workspace, pool=pool)
+if pool is not None:
+    pool.close()
+print(orjson.dumps({**summary.to_json(), "broken": pool is not None and pool.broken}).decode())
+"""
+
+
 def test_an_import_goes_on_in_its_own_process_when_its_workers_die(tmp_path: Path) -> None:
     """Workers killed before the import asks them anything: the import says so in its log, parses
-    every session itself, and stores what an import without workers stores."""
-    import multiprocessing
-    import signal
-
-    from foldline.importers import import_paths
-    from foldline.importers.ahead import Ahead
-
-    sources = [DATA / "claude-code" / "jnarowski__agentcmd", CODEX_DIR]
-    counts = []
-    for killed in (False, True):
-        db = str(tmp_path / f"killed-{killed}.db")
-        settings = Settings(db=db, import_workers=2)
-        pool = Ahead(settings, 2) if killed else None  # forked before the store is opened
-        if pool is not None:
-            for child in multiprocessing.active_children():
-                os.kill(child.pid, signal.SIGKILL)
-        try:
-            with Transcripts(open_store(db), settings=settings) as t:
-                account = t.create_account("importer")["id"]
-                workspace = t.create_workspace("w", [account])["id"]
-                summary = import_paths(t, sources, account_id=account, workspace_id=workspace, pool=pool)
-        finally:
-            if pool is not None:
-                pool.close()
-        assert not summary.skipped
-        counts.append((summary.agents, summary.messages, summary.parts))
-        assert pool is None or pool.broken
-    assert counts[0] == counts[1] and counts[0][1] > 0
+    every session itself, and stores what an import without workers stores (in a process of its
+    own, which forks its workers with one thread, as ``foldline import`` does)."""
+    sources = [str(DATA / "claude-code" / "jnarowski__agentcmd"), str(CODEX_DIR)]
+    found = {}
+    for how in ("whole", "killed"):
+        args = [sys.executable, "-c", WORKERS_DIE, str(tmp_path / f"{how}.db"), how, *sources]
+        done = subprocess.run(args, capture_output=True, timeout=120, check=True)
+        found[how] = orjson.loads(done.stdout)
+        assert not found[how]["skipped"]
+    assert found["killed"]["broken"] and b"a worker process failed" in done.stderr
+    count = ("agents", "messages", "parts")
+    assert [found["killed"][k] for k in count] == [found["whole"][k] for k in count]
+    assert found["whole"]["messages"] > 0
