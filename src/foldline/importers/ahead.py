@@ -46,11 +46,12 @@ log = logging.getLogger("foldline")
 
 @dataclass
 class Ready:
-    """A session parsed ahead: the session, its messages' writes by (call or "", message id), the
+    """A session parsed ahead: the session, its messages' writes by conversation (call, "" for the
+    main one) and message id, the
     long lines its files had; or why it could not be parsed."""
 
     session: Session | None
-    writes: dict[tuple[str, str], MessageWrite] = field(default_factory=dict)
+    writes: dict[str, dict[str, MessageWrite]] = field(default_factory=dict)
     long: list[LongLine] = field(default_factory=list)
     failure: str | None = None
 
@@ -83,11 +84,12 @@ def _ready(group: Group, namespace: uuid.UUID) -> Ready:
             session = parse_session(group, _door.registry, namespace)
         except Exception as exc:  # a shape no importer foresaw: reported as the importer reports it
             return Ready(None, failure=failure(exc), long=list(bound.long.values()))
-    writes: dict[tuple[str, str], MessageWrite] = {}
+    writes: dict[str, dict[str, MessageWrite]] = {}
     for call, conv in (("", session.main), *session.subagents.items()):
         for message in conv.messages:
             try:
-                writes[(call, message["id"])] = _door.ready(message, canonical_uuid(message["id"]))
+                made = _door.ready(message, canonical_uuid(message["id"]))
+                writes.setdefault(call, {})[message["id"]] = made
             except FoldlineError:
                 pass
     return Ready(session, writes, list(bound.long.values()))

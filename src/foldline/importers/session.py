@@ -136,9 +136,9 @@ class Session:
     subagents: dict[str, Conversation] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     parent: tuple[str, str] | None = None  # (parent session id, call) for a subagent rollout of another session
-    # Its messages' writes made ready ahead by an import's worker (importers.ahead), by (the call
-    # of its conversation in this session, "" for the main one; message id).
-    writes: dict[tuple[str, str], MessageWrite] = field(default_factory=dict, repr=False)
+    # Its messages' writes made ready ahead by an import's worker (importers.ahead), by the call
+    # of their conversation in this session ("" for the main one), then by message id.
+    writes: dict[str, dict[str, MessageWrite]] = field(default_factory=dict, repr=False)
 
     def date_untimed(self) -> None:
         """Date each conversation's undated messages (:func:`date_untimed`), by the main file's time."""

@@ -86,12 +86,6 @@ def marked(message: Json) -> tuple[str, int]:
     return hashlib.blake2b(text, digest_size=8).hexdigest(), len(text)
 
 
-def ready(session: Session, call: str) -> dict[str, MessageWrite]:
-    """The writes made ready ahead for one conversation of ``session`` (``call`` "" for its main
-    one), by message id."""
-    return {mid: write for (of, mid), write in session.writes.items() if of == call}
-
-
 class Writer:
     """Writes sessions for one account into one workspace."""
 
@@ -108,9 +102,9 @@ class Writer:
         created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
         if title and created["title"] != title and session.main.title:
             self.t.rename_agent(self.account, agent, title)
-        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, ready(session, ""))
+        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, session.writes.get(""))
         for call, conv in session.subagents.items():
-            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done, ready(session, call))
+            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done, session.writes.get(call))
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
@@ -123,7 +117,7 @@ class Writer:
         done = Summary()
         session.main.title = session.main.title or session.title
         before = self.t.find_agent(self.account, parent)
-        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done, ready(session, ""))
+        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done, session.writes.get(""))
         if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
             updated = max(before["updated_at"], session.main.last_at)
             if done.messages or updated != before["updated_at"]:  # a write stamped it with the time of the import
