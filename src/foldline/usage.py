@@ -25,7 +25,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from .errors import Invalid
@@ -282,6 +281,8 @@ def dollars(pico: int | None) -> float | None:
 
 def price_table() -> dict[str, str | None]:
     """Which price table the costs come from: genai-prices and its installed version."""
+    from importlib.metadata import PackageNotFoundError, version  # loaded when asked, not at every start
+
     try:
         found: str | None = version("genai-prices")
     except PackageNotFoundError:  # pragma: no cover
