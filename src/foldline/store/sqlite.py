@@ -319,8 +319,9 @@ class SQLiteStore(Store):
         # (ASCII case folding over the UTF-8: found there, a match), with no call into Python
         # for each row: a search walking thousands of chunks took the interpreter lock once per
         # row, from every other request (docs/security.md, issue 20). Not found, only a term with
-        # a letter that İ ı ſ K match, in a chunk holding one of them, is asked of Python, as is
-        # a term past ASCII; the chunk goes as its UTF-8 bytes, undecoded.
+        # a letter that FTS5 folds ſ or K to (s, k), in a chunk holding one of them, is asked of
+        # Python, as is a term past ASCII; the chunk goes as its UTF-8 bytes, undecoded. Each
+        # folds as FTS5 does (store/fold.py): a pending chunk matches as it will once indexed.
         in_python = func.foldline_contains(cast(text, LargeBinary), term) == 1
         if not term.isascii():
             return in_python

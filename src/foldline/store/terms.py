@@ -1,10 +1,13 @@
-"""A search term as each engine takes it, literally, and the one test of a match that both the
-engines' answers and the hits are checked with.
+"""A search term as each engine takes it, literally, and the test of a match that SQLite's answers
+are checked with.
 
-A term matches where it occurs as a substring, ignoring case (Python's ``re.IGNORECASE``, which
-both engines' folding agrees with for the scripts that have case). Every character is literal:
-FTS5 gets each term as a quoted string (inner quotes doubled), PostgreSQL a ``LIKE`` pattern
-with ``%``, ``_`` and ``\\`` escaped.
+A term matches where it occurs as a substring, ignoring case as the engine folds it: on SQLite
+as FTS5's trigram tokenizer folds (:mod:`.fold`; its index and the chunks it has not reached
+yet answer alike), on PostgreSQL as its ``ILIKE`` does. A hit's occurrences are found with
+Python's ``re.IGNORECASE`` (:func:`pattern`), which matches all that FTS5 folds alike but
+U+FFFD, U+FFFE and U+FFFF to one another (and more: İ and ı to i, Cherokee ...). Every
+character is literal: FTS5 gets each term as a quoted string (inner quotes doubled),
+PostgreSQL a ``LIKE`` pattern with ``%``, ``_`` and ``\\`` escaped.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+
+from .fold import FOLD, SAME
 
 TRIGRAM = 3  # a term shorter than this has no trigram to look up: it is checked row by row
 
@@ -25,26 +30,33 @@ def pattern(term: str) -> re.Pattern[str]:
     return re.compile(re.escape(term), re.IGNORECASE)
 
 
-# The only characters outside ASCII that ``re.IGNORECASE`` matches to an ASCII letter.
-FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")  # İ ı ſ K (Kelvin)
+@lru_cache(maxsize=256)
+def fts_pattern(term: str) -> re.Pattern[str]:
+    """``term`` as a pattern matching what FTS5 folds alike: each character that others fold
+    the same as, a class of them all (``k``: ``[kKK]``), no flags."""
+    return re.compile("".join(_same_as(c) for c in term))
 
 
+def _same_as(c: str) -> str:
+    same = SAME.get(FOLD.get(ord(c), ord(c)))
+    return re.escape(c) if same is None else "[" + re.escape(same) + "]"
+
+
+# The only characters outside ASCII that FTS5 folds to an ASCII letter (ſ K), and those letters.
+FOLDS_TO_ASCII = tuple(chr(c) for c, to in FOLD.items() if c >= 0x80 and to < 0x80)
 FOLDS_TO_ASCII_UTF8 = tuple(c.encode() for c in FOLDS_TO_ASCII)
-
-
-# The ASCII letters they match (those of a term without any of them match ASCII letters only).
-FOLDED_TO = frozenset("iks")
+FOLDED_TO = frozenset(chr(FOLD[ord(c)]) for c in FOLDS_TO_ASCII)
 
 
 def contains(text: str, term: str) -> bool:
-    """Whether ``term`` occurs in ``text`` ignoring case, as :func:`pattern` finds it (the
-    quick path of :func:`contains_utf8` first)."""
+    """Whether ``term`` occurs in ``text`` ignoring case as FTS5 folds it, as :func:`fts_pattern`
+    finds it (the quick path of :func:`contains_utf8` first)."""
     if term.isascii():
         if lowered(term) in text.encode().lower():
             return True
         if not (folded_to(term) and any(c in text for c in FOLDS_TO_ASCII)):
             return False
-    return pattern(term).search(text) is not None
+    return fts_pattern(term).search(text) is not None
 
 
 def contains_utf8(text: bytes, term: str) -> bool:
@@ -60,7 +72,7 @@ def contains_utf8(text: bytes, term: str) -> bool:
             return True
         if not (folded_to(term) and folds_to_ascii(text)):
             return False
-    return pattern(term).search(text.decode("utf-8", "surrogateescape")) is not None
+    return fts_pattern(term).search(text.decode("utf-8", "surrogateescape")) is not None
 
 
 @lru_cache(maxsize=256)
@@ -70,14 +82,8 @@ def folded_to(term: str) -> bool:
 
 
 def folds_to_ascii(text: bytes) -> bool:
-    """Whether UTF-8 ``text`` holds one of :data:`FOLDS_TO_ASCII`, by the quickest scans first:
-    none in ASCII; İ ı ſ only where a 0xC4 or 0xC5 lead byte is (one byte is a ``memchr``)."""
-    if text.isascii():
-        return False
-    dotted, dotless, long_s, kelvin = FOLDS_TO_ASCII_UTF8
-    if (b"\xc4" in text or b"\xc5" in text) and (dotted in text or dotless in text or long_s in text):
-        return True
-    return kelvin in text
+    """Whether UTF-8 ``text`` holds one of :data:`FOLDS_TO_ASCII` (none in ASCII: the quickest scan first)."""
+    return not text.isascii() and any(c in text for c in FOLDS_TO_ASCII_UTF8)
 
 
 @lru_cache(maxsize=256)
