@@ -70,7 +70,6 @@ def import_command(
     # The workers are forked first, with one thread here and no store open (importers.ahead).
     with ahead(settings_for(db), paths) as pool, service(db) as transcripts:
         from ..importers import import_paths
-        from ..importers.watch import follow
 
         if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
             click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
@@ -100,6 +99,8 @@ def import_command(
                 indexer.start()
                 folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
                 click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
+                from ..importers.watch import follow
+
                 follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
         finally:
             indexer.stop()
