@@ -118,6 +118,36 @@ def test_an_imports_indexer_leaves_a_small_backlog_to_the_server(own_url: str) -
         store.close()
 
 
+
+def test_a_servers_indexer_lets_another_processs_writes_go_first(own_url: str) -> None:
+    """A server's indexer (``quiet``) does not index while another process writes (here another
+    service on the store: its writes do not wake this one), as long as the backlog is small;
+    once the writes stop for ``quiet`` seconds, it indexes them all, and its own process's after."""
+    store, other = open_store(own_url), open_store(own_url)
+    try:
+        server, importer = Transcripts(store), Transcripts(other)
+        indexer = Indexer(server, idle=0.05, quiet=3.0, quiet_keep=10**9)
+        indexer.start()
+        try:
+            word = "yield" + uuid.uuid4().hex[:6]
+            account, _, ids = written(importer, 20, word)  # the "import", from elsewhere
+            pending = store.backlog().chunks
+            time.sleep(1.0)  # many looks (idle 0.05 s), all inside the quiet time
+            assert store.backlog().chunks == pending > 0  # the import's chunks wait for it
+            assert hits(server, account, word) == ids[::-1]  # and are found meanwhile
+            until(lambda: not store.has_pending(), "the indexer to take the import's chunks once it is quiet")
+            own_word = "own" + uuid.uuid4().hex[:6]
+            own_account, _, own_ids = written(server, 5, own_word)  # the server's own writes, later
+            until(lambda: not store.has_pending(), "the indexer to take its own process's writes")
+        finally:
+            indexer.stop()
+        assert hits(server, own_account, own_word) == own_ids[::-1]
+        indexed_once(store)
+    finally:
+        other.close()
+        store.close()
+
+
 INDEX_IN_A_PROCESS = textwrap.dedent(
     """
     import sys, time

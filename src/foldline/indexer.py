@@ -11,6 +11,11 @@ A server's indexer indexes everything. An import's (``keep``) lets its writes go
 indexes only while more than ``keep`` code points are pending, so a first import of a few
 hundred MB is not slowed by index work that a server does later, and searches meanwhile walk a
 backlog small enough to answer in time (``FOLDLINE_IMPORT_BACKLOG_MB``, docs/import.md).
+
+A server's indexer (``quiet``) lets another process's writes go first too: while the backlog
+grows by writes that are not its own process's (an import beside it), and stays under the same
+bound, it waits until ``quiet`` seconds have passed without them. The server does not tax an
+import it is not serving; it indexes the import's chunks when the import is done.
 """
 
 from __future__ import annotations
@@ -30,17 +35,27 @@ IDLE_SECONDS = 0.5  # how often an idle indexer looks for other processes' write
 PAUSE_SECONDS = 0.002  # between two batches: a writer waiting for SQLite's lock takes it then
 RETRY_SECONDS = 5.0  # after a failed batch (the database away): it rolled back, nothing is lost
 LOOK_SECONDS = 0.5  # how often an indexer with ``keep`` measures the backlog (a read of its sums)
+QUIET_SECONDS = 1.0  # a server's indexer waits this long after another process's last write
 
 
 class Indexer:
     """Index the backlog in a thread of its own until stopped; woken by this process's writes."""
 
-    def __init__(self, transcripts: Transcripts, idle: float = IDLE_SECONDS, keep: int = 0) -> None:
+    def __init__(
+        self, transcripts: Transcripts, idle: float = IDLE_SECONDS, keep: int = 0, quiet: float = 0.0,
+        quiet_keep: int = 0,
+    ) -> None:  # fmt: skip
         self.transcripts = transcripts
         self.idle = idle
         self.keep = keep  # code points left pending for another indexer (0: index everything)
+        self.quiet = quiet  # seconds without another process's writes before indexing (0: no wait)
+        self.quiet_keep = quiet_keep  # ... unless more code points than this are pending
         self._behind = False
         self._next_look = 0.0
+        self._own = False  # this process wrote since the last look at the backlog
+        self._pending: int | None = None  # chunks pending at the last look
+        self._indexed = 0  # chunks indexed since then
+        self._others_at = -float("inf")  # when another process's writes last grew the backlog
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -63,6 +78,7 @@ class Indexer:
 
     def wake(self, conversation_id: str = "") -> None:
         """Look for pending chunks now (a listener on this process's writes)."""
+        self._own = True
         self._wake.set()
 
     def catch_up(self) -> int:
@@ -75,7 +91,8 @@ class Indexer:
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
-                done = self.transcripts.index_pending() if self._over_keep() else 0
+                done = self.transcripts.index_pending() if self._over_keep() and not self._yielding() else 0
+                self._indexed += done
             except Exception:
                 log.warning("search indexer: a batch failed; trying again in %.0f s", RETRY_SECONDS, exc_info=True)
                 self._stop.wait(RETRY_SECONDS)
@@ -98,3 +115,18 @@ class Indexer:
             pending = int(self.transcripts.backlog()["pending_code_points"])
             self._behind = pending > (self.keep // 2 if self._behind else self.keep)
         return self._behind
+
+    def _yielding(self) -> bool:
+        """With ``quiet``: whether another process's writes go first. Before each batch the
+        backlog is read: chunks that came since the last look (the change, plus what this
+        indexer took meanwhile) while this process wrote nothing are another process's."""
+        if not self.quiet:
+            return False
+        backlog = self.transcripts.backlog()
+        pending = int(backlog["pending_chunks"])
+        now = time.monotonic()
+        if self._pending is not None and pending - self._pending + self._indexed > 0 and not self._own:
+            self._others_at = now
+        self._pending, self._indexed, self._own = pending, 0, False
+        small = int(backlog["pending_code_points"]) <= self.quiet_keep
+        return small and now - self._others_at < self.quiet

@@ -11,7 +11,7 @@ import click
 from ..importers.ahead import Ahead, ahead
 from ..importers.first_run import import_on_first_run, session_dirs
 from ..importers.watch import Watcher
-from ..indexer import Indexer
+from ..indexer import QUIET_SECONDS, Indexer
 from ..local_account import Local, ensure_local
 from ..service import Transcripts
 from ..settings import Settings
@@ -85,7 +85,9 @@ def run(
     from .. import server
     from ..app import create_app
 
-    background: list[Background] = [Indexer(transcripts)]
+    # It lets an import in another process write first (up to the import's own backlog bound).
+    quiet_keep = int(settings.import_backlog_mb * 1_000_000)
+    background: list[Background] = [Indexer(transcripts, quiet=QUIET_SECONDS, quiet_keep=quiet_keep)]
     if watch and local is not None:
         background += watchers(transcripts, local)
     base = f"http://{'127.0.0.1' if host in ('0.0.0.0', '::') else host}:{port}"
