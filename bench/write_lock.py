@@ -3,6 +3,7 @@
     .venv/bin/python bench/write_lock.py                      # both backends, this tree only
     .venv/bin/python bench/write_lock.py --baseline main      # and main's code, in the same run
     .venv/bin/python bench/write_lock.py --backend SQLite --seconds 5
+    .venv/bin/python bench/write_lock.py --delete 200        # beside the delete of a 200 MB agent
 
 For each backend (a temp SQLite file; a fresh PostgreSQL database at ``FOLDLINE_BENCH_PG``) and
 each code (this tree; with ``--baseline REV``, that revision's ``src`` first on ``PYTHONPATH``),
@@ -13,6 +14,10 @@ thread of the same process, Alice writes assistant messages each holding one 20 
 back to back; then again with Alice's writes in a process of their own (an import beside the
 server). Printed: the p50 and p99 of Bob's writes in each phase (each its whole call: the write
 door, the lock, the commit), and how long Alice's writes took. No indexer runs.
+
+``--delete MB``: Alice's agent is first filled with that many MB of 20 MB outputs, and the second
+phase is its deletion (``Transcripts.delete_agent``, once), Bob writing until it returns (and
+for ``--seconds`` at least); printed: Bob's writes meanwhile, and how long the delete took.
 """
 
 from __future__ import annotations
@@ -46,22 +51,43 @@ def big_writes(url: str, account: str, agent: str, stop: Any, bigs: list[float])
 
     store = open_store(url)
     t = Transcripts(store, settings=Settings(db=url))
-    line = "make: compiling the module, a line of build output of some length\n"
-    output = (line * (BIG // len(line) + 1))[:BIG]
     while not stop.is_set():
-        part = {"type": "tool-bash", "toolCallId": str(uuid.uuid4()), "state": "output-available",
-                "input": {"command": "make"}, "output": output}  # fmt: skip
         start = time.perf_counter()
-        t.put_message(account, agent, str(uuid.uuid4()), {"role": "assistant", "parts": [part]})
+        t.put_message(account, agent, str(uuid.uuid4()), big_message())
         bigs.append(time.perf_counter() - start)
     store.close()
 
 
-def big_process(url: str, account: str, agent: str) -> None:
-    """The big writes in a process of their own (an import beside the server), until stdin closes."""
+def big_message() -> dict[str, Any]:
+    """An assistant message holding one 20 MB bash output."""
+    line = "make: compiling the module, a line of build output of some length\n"
+    output = (line * (BIG // len(line) + 1))[:BIG]
+    part = {"type": "tool-bash", "toolCallId": str(uuid.uuid4()), "state": "output-available",
+            "input": {"command": "make"}, "output": output}  # fmt: skip
+    return {"role": "assistant", "parts": [part]}
+
+
+def big_delete(url: str, account: str, agent: str, stop: Any, bigs: list[float]) -> None:
+    """Alice's agent deleted, once (``stop`` is not waited for)."""
+    from foldline.service import Transcripts
+    from foldline.settings import Settings
+    from foldline.store import open_store
+
+    store = open_store(url)
+    t = Transcripts(store, settings=Settings(db=url))
+    start = time.perf_counter()
+    t.delete_agent(account, agent)
+    bigs.append(time.perf_counter() - start)
+    store.close()
+
+
+def big_process(url: str, account: str, agent: str, delete: bool = False) -> None:
+    """The big writes (or the delete) in a process of their own (an import beside the server),
+    until stdin closes."""
     stop = threading.Event()
     bigs: list[float] = []
-    writer = threading.Thread(target=big_writes, args=(url, account, agent, stop, bigs))
+    work = big_delete if delete else big_writes
+    writer = threading.Thread(target=work, args=(url, account, agent, stop, bigs))
     writer.start()
     sys.stdin.read()
     stop.set()
@@ -69,8 +95,9 @@ def big_process(url: str, account: str, agent: str) -> None:
     print(json.dumps(bigs))
 
 
-def child(url: str, seconds: float, apart: bool) -> dict[str, Any]:
-    """The measurement, in the process of the code being measured (``apart``: the big writes in another)."""
+def child(url: str, seconds: float, apart: bool, delete_mb: int = 0) -> dict[str, Any]:
+    """The measurement, in the process of the code being measured (``apart``: the big writes in
+    another; ``delete_mb``: the delete of an agent that big instead)."""
     from foldline.service import Transcripts
     from foldline.settings import Settings
     from foldline.store import open_store
@@ -87,27 +114,42 @@ def child(url: str, seconds: float, apart: bool) -> dict[str, Any]:
         t.put_message(bob, small_agent, str(uuid.uuid4()), message)
         return time.perf_counter() - start
 
-    def smalls(until: float) -> list[float]:
+    def smalls(until: float, busy: Any = lambda: False) -> list[float]:
         out = []
-        while time.monotonic() < until:
+        while time.monotonic() < until or busy():
             out.append(small(len(out)))
             time.sleep(EVERY)
         return out
 
     small(0)
+    for _ in range(-(-delete_mb * 1000 * 1000 // BIG)):  # the agent to delete, filled first
+        t.put_message(alice, big_agent, str(uuid.uuid4()), big_message())
     alone = smalls(time.monotonic() + seconds)
     stop = threading.Event()
     bigs: list[float] = []
     if apart:
-        argv = [sys.executable, str(Path(__file__).resolve()), "--big", url, alice, big_agent]
+        argv = [sys.executable, str(Path(__file__).resolve()), "--big", url, alice, big_agent,
+                *(["--delete", "1"] if delete_mb else [])]  # fmt: skip
         other = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     else:
-        writer = threading.Thread(target=big_writes, args=(url, alice, big_agent, stop, bigs))
+        work = big_delete if delete_mb else big_writes
+        writer = threading.Thread(target=work, args=(url, alice, big_agent, stop, bigs))
         writer.start()
-    time.sleep(1.0)  # the first big write under way
-    during = smalls(time.monotonic() + seconds)
+    if delete_mb:  # the delete under way at once; Bob writes until it is done
+        if apart:
+            assert other.stdin is not None
+            other.stdin.close()  # the other process deletes once, then ends
+        during = smalls(time.monotonic() + seconds, (lambda: other.poll() is None) if apart else writer.is_alive)
+    else:
+        time.sleep(1.0)  # the first big write under way
+        during = smalls(time.monotonic() + seconds)
     if apart:
-        out, _ = other.communicate("")
+        if delete_mb:
+            assert other.stdout is not None
+            out = other.stdout.read()
+            other.wait()
+        else:
+            out, _ = other.communicate("")
         bigs = json.loads(out)
     else:
         stop.set()
@@ -123,13 +165,13 @@ def checkout(rev: str, folder: Path) -> Path:
     return folder / "src"
 
 
-def measure(url: str, seconds: float, source: Path | None, apart: bool) -> dict[str, Any]:
+def measure(url: str, seconds: float, source: Path | None, apart: bool, delete_mb: int = 0) -> dict[str, Any]:
     env = dict(os.environ)
     src = source if source is not None else HERE.parent / "src"
     env["PYTHONPATH"] = os.pathsep.join([str(src), str(HERE)])
     done = subprocess.run(
         [sys.executable, str(Path(__file__).resolve()), "--child", url, "--seconds", str(seconds),
-         *(["--apart"] if apart else [])],
+         *(["--apart"] if apart else []), *(["--delete", str(delete_mb)] if delete_mb else [])],
         env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -148,15 +190,17 @@ def main() -> None:
     parser.add_argument("--backend", choices=["SQLite", "PostgreSQL"], action="append")
     parser.add_argument("--seconds", type=float, default=10.0, help="each phase's length (default 10)")
     parser.add_argument("--baseline", metavar="REV", help="also measure this git revision's code, in the same run")
+    parser.add_argument("--delete", metavar="MB", type=int, default=0,
+                        help="measure beside the delete of an agent holding this many MB instead")  # fmt: skip
     parser.add_argument("--child", metavar="URL", help=argparse.SUPPRESS)
     parser.add_argument("--big", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--apart", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(args.child, args.seconds, args.apart)))
+        print(json.dumps(child(args.child, args.seconds, args.apart, args.delete)))
         return
     if args.big:
-        big_process(*args.big)
+        big_process(*args.big, delete=bool(args.delete))
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -167,14 +211,16 @@ def main() -> None:
             for apart in (False, True):
                 for name, source in codes:
                     with sqlite_url() if backend == "SQLite" else postgres_url() as url:
-                        found = measure(url, args.seconds, source, apart)
+                        found = measure(url, args.seconds, source, apart, args.delete)
                     rows.append((backend, "another process" if apart else "one process", name, found))
                     print(f"  {backend}, {name}, {rows[-1][1]}: done", file=sys.stderr)
     load = os.getloadavg()
     print(f"load average {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}; {args.seconds:g} s a phase")
     print()
-    print("| backend | big writes in | code | small write alone p50 / p99 (ms) |"
-          " beside 20 MB writes p50 / p99 (ms) | 20 MB writes | one 20 MB write p50 (ms) |")  # fmt: skip
+    beside = f"the delete of a {args.delete} MB agent" if args.delete else "20 MB writes"
+    done = ("deletes", "the delete (ms)") if args.delete else ("20 MB writes", "one 20 MB write p50 (ms)")
+    print(f"| backend | {'delete' if args.delete else 'big writes'} in | code | small write alone p50 / p99 (ms) |"
+          f" beside {beside} p50 / p99 (ms) | {done[0]} | {done[1]} |")  # fmt: skip
     print("|---|---|---|---:|---:|---:|---:|")
     for backend, where, name, found in rows:
         alone, during, big = found["alone"], found["during"], found["big"]

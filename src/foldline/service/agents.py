@@ -139,12 +139,15 @@ class Agents(Core):
             raise Invalid("'forget' must be true or false", where="forget")
         conv = self._owned(account, agent_id)
         exclusion = f"{conv.workspace_id}:{forgotten_source(conv.id)}" if forget else None
-        deleted = self._store.delete_agent(conv.id, exclusion)
+
+        def told(deleted: list[str]) -> None:  # at the delete's commit, before its rows are cleared
+            for conversation_id in deleted:
+                self.pages.forget(conversation_id)
+                self._changed(conversation_id)
+
+        deleted = self._store.delete_agent(conv.id, exclusion, told)
         if not deleted:  # deleted meanwhile by another request
             raise NotFound()
-        for conversation_id in deleted:
-            self.pages.forget(conversation_id)
-            self._changed(conversation_id)
         return {"id": conv.id, "deleted": True, "subagents": len(deleted) - 1, "forgotten": forget}
 
     def deleted(self, conversation_id: str) -> bool:

@@ -29,6 +29,15 @@ most one of them.
   (an id holds the time it was made: a writer of another process may be staging right now). A
   link whose stage was swept meanwhile (a writer stalled that long) finds it short and fails
   (:class:`StageLost`), writing nothing.
+- **A big agent deleted.** :meth:`~foldline.store.Store.delete_agent` on an agent holding more
+  than :data:`STAGE_CHARS` code points (chunks, bodies, pieces) deletes it in one small
+  transaction as ever (its conversations, usage totals, share links; the import record; its
+  followers told), but moves its messages, parts and chunks out of reach (:meth:`drop_agent`: each
+  conversation's rows to a dropped id of their own, rewritten in place) instead of deleting
+  them; :meth:`clear_dropped` then deletes them in short transactions of about
+  :data:`STAGE_CHARS` each (the chunks with what the engine's index needs to forget them, the
+  pieces, the parts, the messages) before the delete returns. The sweep finishes what a process
+  that died meanwhile left, finding the dropped ids in any of those tables.
 
 PostgreSQL locks rows, not the database: another agent's write never waits for a big one, so
 it writes in one transaction (``stage_over`` None); the read side (pieces) is shared.
@@ -42,12 +51,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import Connection, delete, exists, func, insert, inspect, select
+from sqlalchemy import Connection, bindparam, delete, exists, func, insert, inspect, select, update
 
 from .core import RELAXED, Hooks
 from .errors import StoreError
 from .rows import MessageWrite
-from .schema import part_pieces, part_text, parts
+from .schema import messages, part_pieces, part_text, parts
 
 Row = dict[str, Any]
 PIECE = 1 << 20  # code points of a part's JSON per piece; a part's JSON past it is stored in pieces
@@ -60,6 +69,7 @@ SHORTEST = 22  # a staging id: its mark, 12 hex digits of milliseconds, 8 random
 IN_BATCH = 500  # ids per IN (...) list, as store/writes.py
 GAP = 0.002  # seconds a staged write lets go between two of its transactions, for other writers
 CLEAR_BATCH = 64  # chunk rows (32 K code points each) deleted per clearing transaction
+CLEAR_ROWS = 500  # parts or messages rows deleted per clearing transaction at most
 
 
 class StageLost(StoreError):
@@ -236,19 +246,102 @@ class Staging(Hooks):
                 time.sleep(GAP)
 
     def sweep(self, stale: float | None = None) -> tuple[int, int]:
-        """Delete what writes that died left behind: chunks under a dropped id, and chunks under
-        a staging id and pieces no part names that were staged over ``stale`` seconds ago
-        (:data:`STALE_SECONDS`). Returns how many staging ids and piece keys it cleared."""
+        """Delete what writes that died left behind: chunks under a dropped id (and a deleted
+        agent's parts, pieces and messages), and chunks under a staging id and pieces no part
+        names that were staged over ``stale`` seconds ago (:data:`STALE_SECONDS`). Returns how
+        many staging ids and piece keys it cleared."""
         cutoff = time.time() - (STALE_SECONDS if stale is None else stale)
         t, pc = part_text.c, part_pieces.c
         with self.read() as conn:
             if not all(inspect(conn).has_table(table.name) for table in (part_text, part_pieces)):
                 return 0, 0  # a store not migrated this far (only tests make one)
             offs = list(conn.execute(select(t.conversation_id).where(t.conversation_id >= OFF).distinct()).scalars())
+            deleted: set[str] = set()
+            for table in (parts, messages):  # a deleted agent's rows (by their keys' first column)
+                deleted.update(str(off) for off in conn.execute(
+                    select(table.c.conversation_id).where(table.c.conversation_id >= OFF).distinct()
+                ).scalars())  # fmt: skip
             unnamed = list(
                 conn.execute(select(pc.key).distinct().where(~exists().where(parts.c.pieces == pc.key))).scalars()
             )
+        offs = [off for off in offs if off.startswith(OFF)]  # whatever the collation says of ">= '~'"
         gone = [off for off in offs if off.startswith(DROPPED) or (made_at(off) or 0) < cutoff]
         keys = [key for key in unnamed if (made_at(key) or 0) < cutoff]
         self.clear(gone, keys)
-        return len(gone), len(keys)
+        dropped = sorted(off for off in deleted if off.startswith(DROPPED))  # each dropped id, whatever its age
+        self.clear_dropped(dropped)
+        return len(set(gone) | set(dropped)), len(keys)
+
+    # -- a big agent deleted -------------------------------------------------------------
+
+    def agent_chars(self, ids: Sequence[str]) -> int:
+        """What the conversations ``ids`` hold, in code points (UTF-8 bytes for bodies): their
+        chunks, their parts' JSON and their pieces (a read; what a delete would write)."""
+        t, p, pc = part_text.c, parts.c, part_pieces.c
+        body = func.coalesce(self.byte_length(p.body), 0) + func.coalesce(self.byte_length(p.cut_body), 0)
+        named = select(p.pieces).where(p.conversation_id.in_(ids), p.pieces.is_not(None))
+        with self.read() as conn:
+            chunks = conn.execute(select(func.coalesce(func.sum(t.owned), 0)).where(t.conversation_id.in_(ids)))
+            bodies = conn.execute(select(func.coalesce(func.sum(body), 0)).where(p.conversation_id.in_(ids)))
+            pieces = conn.execute(select(func.coalesce(func.sum(pc.bytes), 0)).where(pc.key.in_(named)))
+            return int(chunks.scalar_one()) + int(bodies.scalar_one()) + int(pieces.scalar_one())
+
+    def stages_delete(self, ids: Sequence[str]) -> bool:
+        """Whether deleting the conversations ``ids`` is staged: on SQLite (``stage_over`` set),
+        when they hold more than one clearing transaction should write (:data:`STAGE_CHARS`)."""
+        return self.stage_over is not None and self.agent_chars(ids) > STAGE_CHARS
+
+    @staticmethod
+    def drop_agent(conn: Connection, ids: Sequence[str]) -> list[str]:
+        """In the delete's transaction: each conversation's messages, parts and chunks moved to a
+        dropped id of its own (as long as its id: each row is rewritten in place, its text
+        compared and left), where no read, search or slice reaches them and no conversation
+        made again with that id finds them. Returns the dropped ids, for :meth:`clear_dropped`."""
+        dropped = []
+        for conv_id in ids:
+            off = stage_id(conv_id, DROPPED)
+            for table in (part_text, parts, messages):
+                conn.execute(update(table).where(table.c.conversation_id == conv_id).values(conversation_id=off))
+            dropped.append(off)
+        return dropped
+
+    def clear_dropped(self, offs: Sequence[str]) -> None:
+        """Delete a deleted agent's rows under each of the dropped ids ``offs``, in short
+        transactions (:data:`GAP` between them): its chunks (the engine's index told), the pieces
+        its parts name, its parts, its messages, in that order, so that at any point what is
+        left is found by the sweep."""
+        p = parts.c
+        for off in offs:
+            self.clear([off], [])
+            with self.read() as conn:
+                keys = list(conn.execute(
+                    select(p.pieces).where(p.conversation_id == off, p.pieces.is_not(None)).distinct()
+                ).scalars())  # fmt: skip
+            self.clear([], [str(key) for key in keys])
+            body = func.coalesce(self.byte_length(p.body), 0) + func.coalesce(self.byte_length(p.cut_body), 0)
+            self._clear_rows(parts, off, [p.message_id, p.idx], body)
+            m = messages.c
+            self._clear_rows(messages, off, [m.id], self.byte_length(m.head))
+
+    def _clear_rows(self, table: Any, off: str, key: Sequence[Any], size: Any) -> None:
+        """Delete ``table``'s rows under ``off`` (``key``: the rest of their primary key; ``size``:
+        each row's size), at most :data:`CLEAR_ROWS` and about :data:`STAGE_CHARS` per transaction."""
+        names = [column.name for column in key]
+        gone = delete(table).where(
+            table.c.conversation_id == off, *(column == bindparam(f"k_{column.name}") for column in key)
+        )
+        while True:
+            with self.write() as conn:
+                rows = conn.execute(
+                    select(*key, size.label("size")).where(table.c.conversation_id == off).limit(CLEAR_ROWS)
+                ).all()  # fmt: skip
+                if not rows:
+                    break
+                batch, total = [], 0
+                for row in rows:
+                    batch.append({f"k_{name}": getattr(row, name) for name in names})
+                    total += int(row.size or 0)
+                    if total >= STAGE_CHARS:
+                        break
+                conn.execute(gone, batch)
+            time.sleep(GAP)

@@ -378,24 +378,40 @@ class Writes(Staging):
             )
         return bool(done.rowcount)
 
-    def delete_agent(self, agent_id: str, exclusion: str | None = None) -> list[str]:
+    def delete_agent(
+        self, agent_id: str, exclusion: str | None = None, told: Callable[[list[str]], None] | None = None
+    ) -> list[str]:
         """Delete an agent and its subagents with everything stored of them (messages, parts,
-        chunks, usage totals, share links), in one transaction; ``exclusion`` names an import record to keep
-        (an importer then passes the session over). Returns the conversations deleted (none:
-        it was not there). The engine's index forgets the indexed chunks with the indexer's
-        next batch (SQLite), or with vacuum (PostgreSQL)."""
+        chunks, usage totals, share links); ``exclusion`` names an import record to keep (an
+        importer then passes the session over). Returns the conversations deleted (none: it
+        was not there), once everything of them is gone; ``told`` is called with them as soon
+        as the delete is committed and no read finds them. The engine's index forgets the
+        indexed chunks with the indexer's next batch (SQLite), or with vacuum (PostgreSQL).
+
+        One transaction, but on SQLite for an agent holding more than one clearing transaction
+        writes: that transaction moves its rows out of reach (:meth:`drop_agent`), and they are
+        deleted in short transactions after it (:meth:`clear_dropped`), before this returns;
+        a process that dies meanwhile leaves them to the next start's sweep (store/staging.py)."""
         c = conversations.c
+        with self.read() as conn:
+            found = list(conn.execute(select(c.id).where(c.id == agent_id, c.parent_id.is_(None))).scalars())
+            found += conn.execute(select(c.id).where(c.parent_id == agent_id)).scalars()
+        staged = bool(found) and self.stages_delete(found)
+        dropped: list[str] = []
         with self.write() as conn:
             ids = list(conn.execute(select(c.id).where(c.id == agent_id, c.parent_id.is_(None))).scalars())
             if not ids:
                 return []
             ids += conn.execute(select(c.id).where(c.parent_id == agent_id).order_by(c.id)).scalars()
-            for conv_id in ids:
-                self.forget_texts(conn, conv_id, None)
-            named = select(parts.c.pieces).where(parts.c.conversation_id.in_(ids), parts.c.pieces.is_not(None))
-            conn.execute(delete(part_pieces).where(part_pieces.c.key.in_(named)))
-            for table in (part_text, parts, messages):
-                conn.execute(delete(table).where(table.c.conversation_id.in_(ids)))
+            if staged:
+                dropped = self.drop_agent(conn, ids)
+            else:
+                for conv_id in ids:
+                    self.forget_texts(conn, conv_id, None)
+                named = select(parts.c.pieces).where(parts.c.conversation_id.in_(ids), parts.c.pieces.is_not(None))
+                conn.execute(delete(part_pieces).where(part_pieces.c.key.in_(named)))
+                for table in (part_text, parts, messages):
+                    conn.execute(delete(table).where(table.c.conversation_id.in_(ids)))
             conn.execute(delete(usage_totals).where(usage_totals.c.agent_id == agent_id))
             conn.execute(delete(shares).where(shares.c.agent_id == agent_id))  # its share links open nothing
             conn.execute(delete(conversations).where(c.id.in_(ids)))
@@ -404,6 +420,13 @@ class Writes(Staging):
                                ["source"], ["state", "done", "updated_at"])  # fmt: skip
             for conv_id in ids:
                 self.announce(conn, conv_id)
+        if told is not None:
+            told(ids)
+        if dropped:
+            try:
+                self.clear_dropped(dropped)
+            except Exception:
+                log.warning("a deleted agent's rows left for the next start's sweep", exc_info=True)
         return ids
 
     def exists(self, conversation_id: str) -> bool:
