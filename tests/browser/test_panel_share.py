@@ -12,7 +12,7 @@ import orjson
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .conftest import Panel
+from .conftest import Panel, settle
 from .test_panel import BIG, MIDDLE, bash, conversation, open_agent
 from .test_panel_axe import serious
 
@@ -82,10 +82,15 @@ def test_a_share_link_opens_the_agent_read_only_without_signing_in(page: Page, p
     assert api and all(f"/api/shared/{share['token']}/" in url for url in api), api
     assert other not in " ".join(asked)
 
-    # Revoked: the live stream ends and the link is the one not-found.
+    # Revoked: the live stream ends, the page says why (not "Not following"), and the link is
+    # the one not-found.
     panel.client.revoke_share(share["id"])
+    ended = "This share link was revoked or has expired: nothing more will be shown."
     for live in page.locator(".live").all():  # the agent's stream and its open subagent's
-        expect(live).to_have_text("Not following", timeout=15_000)  # reconnecting finds the one not-found
+        expect(live).to_have_text(ended, timeout=15_000)
+    settle(page)
+    for live in page.locator(".live").all():  # and it stays said: no reconnecting after it
+        expect(live).to_have_text(ended)
     page.goto(f"/s/{share['token']}")
     expect(page.locator(".notice")).to_contain_text("revoked")
 
