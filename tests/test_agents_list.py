@@ -188,6 +188,12 @@ def test_filters_by_source_and_project(world: World) -> None:
     assert {a["id"] for a in api} == {ids[i] for i in range(9) if i % 7}
     facets = world.alice.agents_page(world.workspace)["facets"]
     assert {f["value"]: f["agents"] for f in facets["projects"]} == {"/p/even": 4, "/p/odd": 3, None: 3}
+    # the agents that name no folder, as the facets' null counts them
+    none = every_page(world, 2, no_project=True)
+    assert {a["id"] for a in none} == {ids[0], ids[7], world.agent}
+    assert all(a["project"] is None for a in none)
+    assert every_page(world, 50, no_project=True, source="codex") == []
+    assert len(every_page(world, 50, no_project=False)) == 10
 
 
 def test_another_account_sees_nothing(world: World) -> None:
@@ -215,6 +221,8 @@ def test_another_account_sees_nothing(world: World) -> None:
         ({"cursor": "W10"}, "cursor"),  # [] in base64
         ({"project": ""}, "project"),
         ({"project": "a\x00b"}, "project"),
+        ({"no_project": "yes"}, "no_project"),
+        ({"no_project": "true", "project": "/p/odd"}, "no_project"),
     ],
 )
 def test_bad_parameters_are_a_400_naming_them(world: World, params: Json, where: str) -> None:

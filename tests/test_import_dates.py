@@ -80,3 +80,19 @@ def test_a_log_with_times_keeps_them(transcripts: Transcripts, tmp_path: Path) -
     messages = list(everything(transcripts, account, workspace).values())
     assert messages and not any(m["metadata"].get("timestampFrom") for m in messages)
     assert not any(m["metadata"]["timestamp"] == stamp(MAY) for m in messages)
+
+
+def test_an_undated_log_is_listed_by_its_file_s_time_among_the_others(
+    transcripts: Transcripts, tmp_path: Path
+) -> None:
+    """Not above everything: by activity, a log that states no time sits where its file's time
+    puts it among logs that state theirs (an older file below them, a newer one above)."""
+    history = next(AIDER.rglob(".aider.chat.history.md"))
+    timed = Path(shutil.copy(history, tmp_path / history.name))
+    old = dated(Path(shutil.copy(CURSOR, tmp_path / CURSOR.name)), MAY)
+    new = dated(Path(shutil.copy(CONTINUE, tmp_path / CONTINUE.name)), datetime(2099, 1, 1, tzinfo=UTC))
+    account, workspace, _ = imported(transcripts, [old, timed, new], "listed")
+    listed = [(a["source"], a["updated_at"]) for a in agents(transcripts, account, workspace)]
+    sources = [source for source, _ in listed]
+    assert sources[0] == "continue" and sources[-1] == "cursor" and "aider" in sources[1:-1], listed
+    assert listed[-1][1] == stamp(MAY)

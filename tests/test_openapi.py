@@ -119,6 +119,12 @@ def test_parameters_have_their_real_types(document: Json, prefix: str) -> None:
     assert (since["type"], since["minimum"], since["maximum"]) == ("integer", 0, 2**31 - 1)
 
 
+def test_the_agents_list_documents_each_of_its_parameters(document: Json) -> None:
+    names = [p["name"] for p in document["paths"]["/api/agents"]["get"]["parameters"]]
+    assert names == ["workspace_id", "sort", "order", "source", "project", "no_project", "limit", "cursor"]
+    assert parameter(document, "/api/agents", "no_project")["schema"]["enum"] == ["true", "false"]
+
+
 def test_both_prefixes_have_distinct_operation_ids(document: Json) -> None:
     ids = [op["operationId"] for _, _, op in operations(document)]
     assert len(ids) == len(set(ids)) == 45  # 21 of the API, 13 of share links, 11 of the panel

@@ -254,6 +254,8 @@ def test_the_command_line_makes_lists_and_revokes_shares(db_url: str, world: Wor
     assert refused.exit_code == 1 and "not found" in refused.output
     assert run(main, ["share", "revoke", share["id"], *as_alice]).exit_code == 0
     assert httpx.get(share["url"]).status_code == 404
+    forever = orjson.loads(run(main, ["share", "create", world.agent, *as_alice, "--json"]).stdout)
+    assert forever["expires_at"] is None  # as the panel's dialog and route make one without an expiry
     bad = run(main, ["share", "create", world.agent, "--expires", "soon", *as_alice])
     assert bad.exit_code == 2 and "--expires" in bad.output
 

@@ -35,12 +35,14 @@ class ListQuery:
     descending: bool
     source: str | None
     project: str | None
+    no_project: bool  # only the agents that name no folder
     limit: int
     after: tuple[Any, str] | None
 
 
 def parse_list_query(
-    sort: Any = None, order: Any = None, source: Any = None, project: Any = None, limit: Any = None, cursor: Any = None
+    sort: Any = None, order: Any = None, source: Any = None, project: Any = None, limit: Any = None, cursor: Any = None,
+    no_project: Any = None,
 ) -> ListQuery:
     """The agents list's parameters, each refused with a 400 naming it (never a 500)."""
     sort = "activity" if sort is None else sort
@@ -57,6 +59,11 @@ def parse_list_query(
     if project is not None and (not isinstance(project, str) or not project or len(project) > PROJECT_MAX
                                 or "\x00" in project):  # fmt: skip
         raise BadRequest(f"'project' is a folder of 1 to {PROJECT_MAX} characters", where="project")
+    if no_project not in (None, True, False, "true", "false"):
+        raise BadRequest("'no_project' is true or false", where="no_project")
+    none = no_project in (True, "true")
+    if none and project is not None:
+        raise BadRequest("'no_project' keeps the agents with no project: not with 'project'", where="no_project")
     count = DEFAULT_LIMIT
     if limit is not None:
         if isinstance(limit, str) and limit.isascii() and limit.isdigit() and len(limit) <= 9:
@@ -65,7 +72,7 @@ def parse_list_query(
             raise BadRequest(f"'limit' is a whole number from 1 to {MAX_LIMIT}", where="limit")
         count = limit
     after = None if cursor is None else parse_cursor(cursor, sort, descending)
-    return ListQuery(sort, descending, source, project, count, after)
+    return ListQuery(sort, descending, source, project, none, count, after)
 
 
 def encode_cursor(sort: str, descending: bool, value: Any, agent_id: str) -> str:

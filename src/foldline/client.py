@@ -349,9 +349,10 @@ class Client:
         result: Agent = self._call("POST", "/api/agents", body)
         return result
 
-    def agents(self, workspace_id: str, **filters: str) -> list[AgentSummary]:
+    def agents(self, workspace_id: str, **filters: Any) -> list[AgentSummary]:
         """Every agent of the workspace (page after page), the most recently active first, or
-        as ``sort``/``order`` say; ``source`` and ``project`` filter (see :meth:`agents_page`)."""
+        as ``sort``/``order`` say; ``source``, ``project`` and ``no_project`` filter (see
+        :meth:`agents_page`)."""
         found: list[AgentSummary] = []
         cursor: str | None = None
         while True:
@@ -371,12 +372,14 @@ class Client:
         project: str | None = None,
         limit: int | None = None,
         cursor: str | None = None,
+        no_project: bool = False,
     ) -> AgentList:
         """One page of the workspace's agents: ``sort`` is activity (default), messages, tokens,
         cost or title; ``order`` asc or desc; ``source`` an importer's name or api; ``project`` a
-        folder; ``limit`` 1–200 (default 50); ``cursor`` the ``next`` of the page before."""
+        folder (``no_project``: only the agents with none); ``limit`` 1–200 (default 50); ``cursor``
+        the ``next`` of the page before."""
         asked = {"workspace_id": workspace_id, "sort": sort, "order": order, "source": source, "project": project,
-                 "limit": limit, "cursor": cursor}  # fmt: skip
+                 "no_project": "true" if no_project else None, "limit": limit, "cursor": cursor}  # fmt: skip
         result: AgentList = self._call("GET", "/api/agents", params={k: v for k, v in asked.items() if v is not None})
         return result
 

@@ -285,6 +285,10 @@ AgentSource = Annotated[
 AgentProject = Annotated[
     str | SkipJsonSchema[None], Query(description="only agents that ran in this folder (as `project` gives it)")
 ]
+AgentNoProject = Annotated[
+    Literal["true", "false"] | SkipJsonSchema[None],
+    Query(description="true: only agents that name no folder (`project` null); not with `project`"),
+]
 AgentLimit = Annotated[
     str | SkipJsonSchema[None],
     Query(description="agents per page, 1 to 200 (default 50)", json_schema_extra={"pattern": "^[0-9]{1,3}$"}),
@@ -300,6 +304,7 @@ PARAMETER_ERRORS = {
     "field": "'field' is text, output, errorText or input",
     "format": "'format' is json, md or html",
     "forget": "'forget' is true or false",
+    "no_project": "'no_project' is true or false",
 }
 WHERE = {"last-event-id": "since"}  # one cursor, two spellings
 
@@ -379,11 +384,12 @@ def list_agents(
     order: AgentOrder = None,
     source: AgentSource = None,
     project: AgentProject = None,
+    no_project: AgentNoProject = None,
     limit: AgentLimit = None,
     cursor: Cursor = None,
 ) -> Response:
     return json(t.list_agents(who, workspace_id, sort=sort, order=order, source=source, project=project,
-                              limit=limit, cursor=cursor))  # fmt: skip
+                              no_project=no_project, limit=limit, cursor=cursor))  # fmt: skip
 
 
 @router.get(

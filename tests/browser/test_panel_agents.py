@@ -1,5 +1,5 @@
 """The agents list in the panel: where each agent ran, its messages, tokens and cost, a live mark,
-sorting, filtering by project, and pages of 50."""
+sorting, filtering by project (or no project), the choices kept in the address, and pages of 50."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def shows_and_pages(signed_in: Page, client: Client, workspace: str) -> None:
     options = section.locator(".project select option").all_text_contents()
     assert {"api/cli (1)", "web/cli (1)", "rocket (1)"} <= set(options), options
     # only the agents that ran in that folder
-    section.locator(".project select").select_option("/home/ada/src/rocket")
+    section.locator(".project select").select_option(label="rocket (1)")
     expect(section.locator("li")).to_have_count(1)
     section.locator("li .agent-title").click()
     expect(signed_in.locator(".agent-summary .by-model")).to_contain_text("claude-sonnet-4-5: 13k tok")
@@ -86,3 +86,46 @@ def test_the_list_shows_new_agents_and_activity_without_a_reload(page: Page, pan
         expect(section.locator(f'li[data-agent="{later}"]')).to_be_visible(timeout=15_000)
         expect(section.locator("li").first).to_have_attribute("data-agent", later)  # the newest activity first
         expect(section.locator(f'li[data-agent="{first}"]')).to_be_visible()
+
+
+def test_the_list_s_choices_stay_in_the_address_and_no_project_is_one(page: Page, panel: Panel) -> None:
+    """The sort and the filters are kept in the address (replaceState), so a reload and Back keep
+    them; "No project" keeps the agents that name no folder."""
+    own = own_account(panel, f"kept-{uuid.uuid4().hex[:6]}")
+    with Client(panel.url, own.token) as client:
+        agents = {}
+        for title, cwd in (("zz in rocket", "/home/ada/rocket"), ("in fuel", "/home/ada/fuel"), ("nowhere", None)):
+            agents[title] = client.create_agent(own.workspace, title=title)["id"]
+            hi = {"id": str(uuid.uuid4()), "role": "user", "parts": [{"type": "text", "text": "hi"}]}
+            client.put_message(agents[title], {**hi, "metadata": {"cwd": cwd} if cwd else {}})
+    sign_in(page, own.token).goto("/")
+    section = page.locator(f'section[data-workspace="{own.workspace}"]')
+    expect(section.locator("li")).to_have_count(3)
+    section.locator(".project select").select_option(label="No project (1)")
+    expect(section.locator("li")).to_have_count(1)
+    expect(section.locator("li")).to_have_attribute("data-agent", agents["nowhere"])
+    assert page.url.endswith(f"/?workspace={own.workspace}&no_project=true"), page.url
+
+    page.reload()
+    expect(section.locator("li")).to_have_count(1)
+    expect(section.locator("li")).to_have_attribute("data-agent", agents["nowhere"])
+    expect(section.locator(".project select")).to_have_value("none")
+
+    section.locator(".sort select").select_option("title")
+    section.locator(".project select").select_option(label="rocket (1)")
+    expect(section.locator("li")).to_have_count(1)
+    expect(section.locator("li")).to_have_attribute("data-agent", agents["zz in rocket"])
+    assert page.url.endswith(f"/?workspace={own.workspace}&sort=title&project=%2Fhome%2Fada%2Frocket"), page.url
+    section.locator("li .agent-title").click()  # to the agent, then Back: the list as it was
+    expect(page.locator("#crumb h1")).to_have_text("zz in rocket")
+    page.go_back()
+    expect(section.locator("li")).to_have_count(1)
+    expect(section.locator("li")).to_have_attribute("data-agent", agents["zz in rocket"])
+    expect(section.locator(".sort select")).to_have_value("title")
+    section.locator(".project select").select_option(label="All projects")
+    expect(section.locator("li")).to_have_count(3)
+    expect(section.locator("li").first).to_have_attribute("data-agent", agents["in fuel"])  # by title
+    assert page.url.endswith(f"/?workspace={own.workspace}&sort=title"), page.url
+    section.locator(".sort select").select_option("activity")
+    expect(section.locator("li").first).to_have_attribute("data-agent", agents["nowhere"])  # the newest
+    assert page.url.endswith("/"), page.url

@@ -12,7 +12,7 @@ import orjson
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from .conftest import Panel
+from .conftest import Panel, settle
 from .test_panel import BIG, MIDDLE, bash, conversation, open_agent
 from .test_panel_axe import serious
 
@@ -82,10 +82,15 @@ def test_a_share_link_opens_the_agent_read_only_without_signing_in(page: Page, p
     assert api and all(f"/api/shared/{share['token']}/" in url for url in api), api
     assert other not in " ".join(asked)
 
-    # Revoked: the live stream ends and the link is the one not-found.
+    # Revoked: the live stream ends, the page says why (not "Not following"), and the link is
+    # the one not-found.
     panel.client.revoke_share(share["id"])
+    ended = "This share link was revoked or has expired: nothing more will be shown."
     for live in page.locator(".live").all():  # the agent's stream and its open subagent's
-        expect(live).to_have_text("Not following", timeout=15_000)  # reconnecting finds the one not-found
+        expect(live).to_have_text(ended, timeout=15_000)
+    settle(page)
+    for live in page.locator(".live").all():  # and it stays said: no reconnecting after it
+        expect(live).to_have_text(ended)
     page.goto(f"/s/{share['token']}")
     expect(page.locator(".notice")).to_contain_text("revoked")
 
@@ -148,3 +153,21 @@ def test_a_member_makes_and_revokes_a_share_link_from_the_panel(
     assert forged.status == 403 and panel.client.shares(agent) == []
     bad = signed_in.request.post(f"/agents/{agent}/share", form={"expires": "forever"})
     assert bad.status == 422 and bad.json()["error"]["where"] == "expires"
+
+
+def test_the_share_dialog_s_default_expiry_is_the_command_line_s(signed_in: Page, panel: Panel) -> None:
+    """Until revoked, picked at first in the dialog, as ``foldline share create`` and the API make a
+    link without an expiry; the panel's route without ``expires`` makes the same."""
+    agent = panel.agent("shared until revoked")
+    open_agent(signed_in, agent)
+    signed_in.get_by_role("button", name="Share…").click()
+    dialog = signed_in.get_by_role("dialog", name="Share a read-only link")
+    expect(dialog.get_by_label("Expires after")).to_have_value("never")
+    dialog.get_by_role("button", name="Create link").click()
+    expect(dialog.get_by_label("The share link")).to_have_value(re.compile(r"/s/fls_"))
+    expect(dialog.locator(".share-list")).to_contain_text("never expires")
+    (share,) = panel.client.shares(agent)
+    assert share["expires_at"] is None
+    made = signed_in.request.post(f"/agents/{agent}/share")  # no form
+    assert made.status == 201 and made.json()["expires_at"] is None
+    assert panel.client.create_share(agent)["expires_at"] is None

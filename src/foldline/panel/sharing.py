@@ -19,6 +19,9 @@ from .pages import cookie_account, cross_site
 DAY = 86_400
 # What the dialog offers: a day, a week, a month, or until revoked.
 EXPIRIES: dict[str, int | None] = {"1d": DAY, "7d": 7 * DAY, "30d": 30 * DAY, "never": None}
+# Without ``expires``: until revoked, as the dialog picks at first, ``foldline share create`` and
+# the API's route without an expiry.
+DEFAULT_EXPIRY = "never"
 
 
 async def _signed_in(request: Request) -> str:
@@ -31,11 +34,11 @@ async def _signed_in(request: Request) -> str:
 
 
 async def create_share(request: Request) -> Response:
-    """A share link of the agent, expiring as the form's ``expires`` says (``7d`` if absent):
+    """A share link of the agent, expiring as the form's ``expires`` says (never if absent):
     the share's fields, its ``token`` (shown this once) and its ``url``."""
     account = await _signed_in(request)
     raw = await request.body()  # bounded while read: the app's BodyLimit allows MAX_FORM here
-    expires = (parse_qs(raw.decode("utf-8", "replace")).get("expires") or ["7d"])[0]
+    expires = (parse_qs(raw.decode("utf-8", "replace")).get("expires") or [DEFAULT_EXPIRY])[0]
     if expires not in EXPIRIES:
         raise Invalid(f"'expires' is one of {', '.join(EXPIRIES)}", where="expires")
     t: Transcripts = request.app.state.transcripts
@@ -58,7 +61,8 @@ FORM: dict[str, Any] = {
         "required": False,
         "content": {
             "application/x-www-form-urlencoded": {
-                "schema": {"type": "object", "properties": {"expires": {"type": "string", "enum": list(EXPIRIES)}}}
+                "schema": {"type": "object", "properties": {
+                    "expires": {"type": "string", "enum": list(EXPIRIES), "default": DEFAULT_EXPIRY}}}
             }
         },
     }

@@ -44,12 +44,14 @@ class Agents(Core):
         project: Any = None,
         limit: Any = None,
         cursor: Any = None,
+        no_project: Any = None,
     ) -> Json:
         """A page of the agents of a workspace ``account`` belongs to: ``{"agents", "next",
         "prices"}``, and on the first page (no ``cursor``) ``facets``: the sources and projects
         to filter by. Sorted by ``sort`` (activity, messages, tokens, cost, title) in ``order``,
-        only ``source``'s and ``project``'s when given, ``limit`` (1–200, default 50) a page."""
-        query = parse_list_query(sort, order, source, project, limit, cursor)
+        only ``source``'s and ``project``'s when given (``no_project``: only those with no
+        project), ``limit`` (1–200, default 50) a page."""
+        query = parse_list_query(sort, order, source, project, limit, cursor, no_project)
         if workspace_id is None:
             raise BadRequest("workspace_id is required", where="workspace_id")
         workspace_id = canonical_uuid(workspace_id)
@@ -57,7 +59,7 @@ class Agents(Core):
             raise NotFound()
         rows, last_value = self._store.agent_list(
             workspace_id, sort=query.sort, descending=query.descending, source=query.source, project=query.project,
-            after=query.after, limit=query.limit,
+            no_project=query.no_project, after=query.after, limit=query.limit,
         )  # fmt: skip
         after = None
         if last_value is not None and rows:

@@ -169,9 +169,61 @@ function select(label, className, options, value, onChange) {
   return wrap;
 }
 
+// The agents list's choices are kept in the address (so a reload or Back keeps them): for each
+// workspace whose choices are not the defaults, `workspace=<id>` followed by its `sort`, `source`,
+// and `project` or `no_project=true`, as the API names them. Written with replaceState.
+const LIST_KEYS = ["sort", "source", "project", "no_project"];
+const listStates = new Map(); // workspace id → its list's choices, in the order drawn
+
+function addressChoices() {
+  const found = new Map();
+  let current = null;
+  for (const [key, value] of new URLSearchParams(location.search)) {
+    if (key === "workspace") found.set(value, (current = {}));
+    else if (current && LIST_KEYS.includes(key)) current[key] = value;
+  }
+  return found;
+}
+
+function writeChoices() {
+  if (location.pathname !== "/") return;
+  const params = new URLSearchParams();
+  for (const [key, value] of new URLSearchParams(location.search)) {
+    if (key !== "workspace" && !LIST_KEYS.includes(key)) params.append(key, value); // not ours: kept
+  }
+  for (const [id, state] of listStates) {
+    const chosen = [];
+    if (state.sort !== "activity") chosen.push(["sort", state.sort]);
+    if (state.source) chosen.push(["source", state.source]);
+    if (state.noProject) chosen.push(["no_project", "true"]);
+    else if (state.project) chosen.push(["project", state.project]);
+    if (!chosen.length) continue;
+    params.append("workspace", id);
+    for (const [key, value] of chosen) params.append(key, value);
+  }
+  const q = params.toString();
+  history.replaceState(history.state, "", "/" + (q ? "?" + q : "") + location.hash);
+}
+
+// A workspace's choices as the address gives them; what the panel does not offer is left out.
+function choicesOf(asked) {
+  const noProject = asked.no_project === "true" && !asked.project;
+  return {
+    sort: SORTS.some(([value]) => value === asked.sort) ? asked.sort : "activity",
+    source: asked.source && Object.hasOwn(SOURCES, asked.source) ? asked.source : "",
+    project: !noProject && asked.project ? asked.project : "",
+    noProject,
+  };
+}
+
+// The Project select's values: "" all, "none" the agents with no project, "p:" + a folder.
+const NO_PROJECT = "none";
+
 // One workspace's agents: sort and filters above, pages read 50 at a time ("Show more agents").
-async function workspaceAgents(section, workspace) {
-  const state = { sort: "activity", source: "", project: "" };
+async function workspaceAgents(section, workspace, chosen = {}) {
+  const state = choicesOf(chosen);
+  listStates.set(workspace.id, state);
+  const filtered = () => Boolean(state.source || state.project || state.noProject);
   const controls = el("div", "agent-controls");
   const ul = el("ul", "agent-list");
   const more = button("Show more agents", () => load(false), "more-agents");
@@ -187,7 +239,8 @@ async function workspaceAgents(section, workspace) {
   function query(fresh) {
     const params = new URLSearchParams({ workspace_id: workspace.id, sort: state.sort, limit: String(AGENTS_PAGE) });
     if (state.source) params.set("source", state.source);
-    if (state.project) params.set("project", state.project);
+    if (state.noProject) params.set("no_project", "true");
+    else if (state.project) params.set("project", state.project);
     if (!fresh && cursor) params.set("cursor", cursor);
     return "/api/agents?" + params.toString();
   }
@@ -200,7 +253,7 @@ async function workspaceAgents(section, workspace) {
       pages = 0;
       seen = glance(page.agents);
       // The filters' choices come from an unfiltered page (a filtered one would offer only itself).
-      if (page.facets && (!facets || (!state.source && !state.project))) facets = page.facets;
+      if (page.facets && (!facets || !filtered())) facets = page.facets;
       fresher.hidden = true;
     }
     pages += 1;
@@ -214,20 +267,32 @@ async function workspaceAgents(section, workspace) {
     more.hidden = !cursor;
     empty.hidden = ul.children.length > 0;
     if (fresh) drawControls();
-    controls.hidden = !ul.children.length && !state.source && !state.project; // nothing to sort or filter
+    controls.hidden = !ul.children.length && !filtered(); // nothing to sort or filter
   }
   function drawControls() {
     const sources = [["", "All sources"], ...(facets ? facets.sources : []).filter((f) => f.value).map((f) => [f.value, `${SOURCES[f.value] || f.value} (${f.agents})`])];
+    if (state.source && !sources.some(([value]) => value === state.source)) sources.push([state.source, SOURCES[state.source]]);
     const found = (facets ? facets.projects : []).filter((f) => f.value);
+    if (state.project && !found.some((f) => f.value === state.project)) found.push({ value: state.project, agents: 0 });
     const names = folderNames(found.map((f) => f.value));
-    const projects = [["", "All projects"], ...found.map((f, i) => [f.value, `${names[i]} (${f.agents})`])];
+    const projects = [["", "All projects"], ...found.map((f, i) => ["p:" + f.value, f.agents ? `${names[i]} (${f.agents})` : names[i]])];
+    const none = (facets ? facets.projects : []).find((f) => f.value == null);
+    if ((none && found.length) || state.noProject) projects.push([NO_PROJECT, none ? `No project (${none.agents})` : "No project"]);
     const pick = (key) => (value) => {
       state[key] = value;
+      writeChoices();
       load(true);
     };
+    const pickProject = (value) => {
+      state.noProject = value === NO_PROJECT;
+      state.project = value.startsWith("p:") ? value.slice(2) : "";
+      writeChoices();
+      load(true);
+    };
+    const project = state.noProject ? NO_PROJECT : state.project ? "p:" + state.project : "";
     controls.replaceChildren(select("Sort", "sort", SORTS, state.sort, pick("sort")));
     if (sources.length > 1 || state.source) controls.append(select("Source", "source", sources, state.source, pick("source")));
-    if (projects.length > 1 || state.project) controls.append(select("Project", "project", projects, state.project, pick("project")));
+    if (projects.length > 1 || project) controls.append(select("Project", "project", projects, project, pickProject));
   }
   // Live: the first page asked again every few seconds; a change is drawn at once when only the
   // first page is shown (more pages read stay as they are, and a note offers the new ones).
@@ -265,6 +330,8 @@ async function agentsView() {
   const names = new Map();
   for (const w of me.workspaces) names.set(w.name, (names.get(w.name) || 0) + 1);
   const spaces = [...me.workspaces.filter((w) => !w.samples), ...me.workspaces.filter((w) => w.samples)]; // the samples last
+  const asked = addressChoices();
+  listStates.clear();
   const loads = spaces.map((workspace) => {
     const section = el("section", "workspace");
     section.dataset.workspace = workspace.id;
@@ -277,7 +344,7 @@ async function agentsView() {
       section.append(samplesNote());
     }
     view.append(section);
-    return workspaceAgents(section, workspace);
+    return workspaceAgents(section, workspace, asked.get(workspace.id));
   });
   await Promise.all(loads);
   main.replaceChildren(view);

@@ -209,15 +209,38 @@ export function fieldText(part, field) {
   return field === "text" ? String(value ?? "") : outputText(value);
 }
 
-function jsonBlock(label, value) {
+// `shown`: what the block draws, when not the JSON its Copy gives.
+function jsonBlock(label, value, shown = null) {
   const section = el("section", "field");
   const text = outputText(value);
-  section.append(fieldHead(label, async () => text), pre(text, "out json"));
+  section.append(fieldHead(label, async () => text), pre(shown ?? text, "out json"));
   return section;
 }
 
+// A value as 2-space indented JSON (compact: on one line), except that a string's line breaks
+// are drawn as line breaks, not as \n: a raw line break cannot be in JSON, so inside its quotes it
+// can only be a \n, and every other character is escaped as JSON escapes it (quotes included),
+// so the structure stays unambiguous. For reading; Copy gives the JSON.
+export function readableJson(value, compact = false, indent = "") {
+  if (typeof value === "string") return '"' + value.split("\n").map((line) => JSON.stringify(line).slice(1, -1)).join("\n") + '"';
+  if (value === null || typeof value !== "object") {
+    const json = JSON.stringify(value);
+    return json === undefined ? String(value) : json;
+  }
+  const inner = compact ? "" : indent + "  ";
+  const items = Array.isArray(value)
+    ? value.map((item) => readableJson(item === undefined ? null : item, compact, inner))
+    : Object.entries(value).filter(([, item]) => item !== undefined)
+      .map(([key, item]) => JSON.stringify(key) + (compact ? ":" : ": ") + readableJson(item, compact, inner));
+  const [open, close] = Array.isArray(value) ? ["[", "]"] : ["{", "}"];
+  if (!items.length) return open + close;
+  if (compact) return open + items.join(",") + close;
+  return open + "\n" + items.map((item) => inner + item).join(",\n") + "\n" + indent + close;
+}
+
 // A tool's input: an object is a small key/value view whose string values keep their real line
-// breaks; anything else is JSON. Copy gives the JSON.
+// breaks; anything else, and a value inside it that is not a string, is JSON whose strings show
+// their line breaks (readableJson). Copy gives the JSON.
 // The language of the file a call reads or writes (Read, Edit, Write, and the other agents'
 // file tools: a name about files and a path in the input), from its extension; else null.
 const FILE_TOOL = /read|edit|write|view|file|create|str_replace|patch/i;
@@ -233,7 +256,7 @@ export function fileLanguage(name, input) {
 function inputBlock(value, state, lang = null) {
   const object = value !== null && typeof value === "object" && !Array.isArray(value);
   if (!object && typeof value !== "string") {
-    const block = jsonBlock("Input", value);
+    const block = jsonBlock("Input", value, readableJson(value));
     block.dataset.field = "input";
     return applyMarks(block.querySelector("pre"), state, "input", outputText(value), 0) && block;
   }
@@ -255,8 +278,8 @@ function inputBlock(value, state, lang = null) {
       dd.append(node);
     }
     else {
-      const compact = JSON.stringify(item);
-      const text = compact !== undefined && compact.length <= 100 ? compact : outputText(item);
+      const compact = readableJson(item, true);
+      const text = compact.length <= 100 && !compact.includes("\n") ? compact : readableJson(item);
       dd.append(pre(text, "out kv-json"));
     }
     list.append(dd);

@@ -9,6 +9,9 @@ import { copyText } from "./export.js";
 import { absoluteTime } from "./format.js";
 
 const EXPIRIES = [["1d", "a day"], ["7d", "a week"], ["30d", "30 days"], ["never", "until revoked"]];
+// Picked at first: until revoked, as a link made by `foldline share create` or the API without an
+// expiry (and the panel's route without `expires`).
+const DEFAULT_EXPIRY = "never";
 
 export function shareButton(info) {
   const b = el("button", "share-agent", "Share…");
@@ -43,7 +46,7 @@ function openDialog(info) {
   for (const [value, text] of EXPIRIES) {
     const option = el("option", "", text);
     option.value = value;
-    option.selected = value === "7d";
+    option.selected = value === DEFAULT_EXPIRY;
     expires.append(option);
   }
   label.append(expires);

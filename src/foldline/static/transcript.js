@@ -1,7 +1,7 @@
 // A conversation on screen: the newest page first, older pages on scroll up, live follow over
 // server-sent events, and folds whose cut parts are read whole only when a person opens them.
 
-import { agentPath, conversationPath, getJson, page, partSlice, wholePart } from "./api.js";
+import { ApiError, agentPath, conversationPath, getJson, openedShare, page, partSlice, shareToken, wholePart } from "./api.js";
 import { cpLength, cpSlice } from "./marks.js";
 import { el } from "./dom.js";
 import { absoluteTime, clockTime, duration, formatTokens } from "./format.js";
@@ -320,7 +320,10 @@ export class Transcript {
     const url = this.base + "/events?since=" + encodeURIComponent(String(this.seq));
     this.source = new EventSource(url);
     this.source.onopen = () => this.setLive("Following live");
-    this.source.onerror = () => this.setLive(this.source.readyState === EventSource.CLOSED ? "Not following" : "Reconnecting…");
+    this.source.onerror = () => {
+      this.setLive(this.source.readyState === EventSource.CLOSED ? "Not following" : "Reconnecting…");
+      if (shareToken != null) this.shareEnded();
+    };
     // The agent was deleted (here or elsewhere): the server's last event, then it ends the stream.
     this.source.addEventListener("deleted", () => {
       this.source.close();
@@ -339,6 +342,22 @@ export class Transcript {
       stick(() => this.upsert(message));
       if (this.onLive) this.onLive(message);
     };
+  }
+
+  // A share link's stream ended or failed: when the link no longer opens (revoked, or expired),
+  // say so and stop, instead of reconnecting to the one not-found.
+  async shareEnded() {
+    const source = this.source;
+    try {
+      await openedShare();
+      return;
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 404)) return;
+    }
+    if (this.source !== source || this.stopped) return;
+    source.close();
+    this.stopped = true;
+    this.setLive("This share link was revoked or has expired: nothing more will be shown.");
   }
 
   setLive(text) {

@@ -58,11 +58,13 @@ class Agents(Hooks):
         descending: bool = True,
         source: str | None = None,
         project: str | None = None,
+        no_project: bool = False,
         after: tuple[Any, str] | None = None,
         limit: int | None = 50,
     ) -> tuple[list[AgentRow], Any]:
         """One page of a workspace's agents (not subagents) ordered by ``sort`` (one of
-        :data:`AGENT_SORTS`), then by id; only those of ``source`` and ``project`` when given;
+        :data:`AGENT_SORTS`), then by id; only those of ``source`` and ``project`` when given
+        (``no_project``: only those with none);
         those after ``after`` (the last row's sort value and id, from the page before). Returns
         the rows and, when more follow, the last row's sort value as the database computed it
         (what the next page's cursor carries; None on the last page). The totals are read as
@@ -76,6 +78,8 @@ class Agents(Hooks):
             query = query.where(c.source == source)
         if project is not None:
             query = query.where(c.project == project)
+        if no_project:
+            query = query.where(c.project.is_(None))
         if after is not None:
             value, last_id = after
             beyond = key < value if descending else key > value
