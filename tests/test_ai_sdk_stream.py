@@ -1,7 +1,9 @@
 """The AI SDK's UI message stream taken in (``POST …/stream``), on both backends, over HTTP.
 
 The streams are made by the real ``ai`` package (tests/aisdk, installed by ``scripts/setup --dev``)
-run by this machine's Node.js: a ``streamText`` agent on the SDK's mock model (reasoning, text,
+run by this machine's Node.js, in each of its major versions 5, 6 and 7 (a test that makes a
+stream runs once per version, ``sdk5`` ``sdk6`` ``sdk7``, and the same version assembles and
+validates): a ``streamText`` agent on the SDK's mock model (reasoning, text,
 sources, a file, tool inputs streamed, outputs, a preliminary output, a failing tool, a dynamic
 tool, an approval), an app's own ``createUIMessageStream`` writer (every other chunk type), and a
 stream whose tool output and text grow. The stored message is compared with the SDK's own
@@ -41,39 +43,76 @@ from foldline.uistream import CHUNKS
 Json = dict[str, Any]
 AISDK = Path(__file__).resolve().parent / "aisdk"
 SCENARIOS = ("agent", "writer", "growing")
+# The AI SDK's major versions the streams are made by, and their packages in tests/aisdk (package.json).
+PACKAGES = {5: "ai5", 6: "ai6", 7: "ai"}
+# The chunk types of CHUNKS (AI SDK 7's uiMessageChunkSchema) an older version's schema does not have.
+NOT_IN = {
+    5: {"tool-approval-request", "tool-approval-response", "tool-output-denied", "custom", "reasoning-file",
+        "steering-message", "reset-step"},
+    6: {"tool-approval-response", "custom", "reasoning-file", "steering-message", "reset-step"},
+    7: set(),
+}  # fmt: skip
+NO_APPROVALS = "AI SDK 5 has no tool approvals (no tool-approval-request chunk, no needsApproval)"
 
 
-def sdk(*args: str, given: bytes | None = None) -> bytes:
-    """Run tests/aisdk/sdk.mjs with the installed ``ai`` package (never skipped: a missing install fails)."""
-    if not (AISDK / "node_modules" / "ai" / "package.json").is_file():
+@pytest.fixture(params=sorted(PACKAGES), ids=lambda v: f"sdk{v}")
+def version(request: pytest.FixtureRequest) -> int:
+    """The AI SDK major version that makes, assembles and validates the test's streams."""
+    major: int = request.param
+    return major
+
+
+def sdk(*args: str, version: int = 7, given: bytes | None = None, env: dict[str, str] | None = None) -> bytes:
+    """Run tests/aisdk/sdk.mjs with the installed ``ai`` package of ``version`` (never skipped: a
+    missing install fails)."""
+    if not (AISDK / "node_modules" / PACKAGES[version] / "package.json").is_file():
         pytest.fail("the AI SDK is not installed for the tests: run scripts/setup --dev (npm ci in tests/aisdk)")
-    done = subprocess.run(["node", str(AISDK / "sdk.mjs"), *args], input=given, capture_output=True, timeout=120)
+    command = ["node", str(AISDK / "sdk.mjs"), "--sdk", str(version), *args]
+    done = subprocess.run(command, input=given, env=env, capture_output=True, timeout=120)
     if done.returncode != 0:
-        pytest.fail(f"sdk.mjs {args[0]} failed: {done.stderr.decode()[-2000:]}")
+        pytest.fail(f"sdk.mjs --sdk {version} {args[0]} failed: {done.stderr.decode()[-2000:]}")
     return done.stdout
 
 
 @functools.cache
-def produced(name: str, message: str) -> bytes:
-    """The SSE bytes of the SDK's stream ``name`` for message id ``message``."""
-    return sdk("produce", name, message)
+def produced(name: str, message: str, version: int = 7) -> bytes:
+    """The SSE bytes of AI SDK ``version``'s stream ``name`` for message id ``message``."""
+    return sdk("produce", name, message, version=version)
 
 
-def assembled(stream: bytes, start: Json | None = None, tmp: Path | None = None, states: bool = False) -> Json:
-    """The SDK's own ``readUIMessageStream`` of ``stream``: ``{"last", "errors"}``, and with
-    ``states`` every state it gave (``"states"``)."""
+def assembled(stream: bytes, start: Json | None = None, tmp: Path | None = None, states: bool = False,
+              version: int = 7) -> Json:  # fmt: skip
+    """AI SDK ``version``'s own ``readUIMessageStream`` of ``stream``: ``{"last", "errors"}``, and
+    with ``states`` every state it gave (``"states"``)."""
     args = ["assemble", "--states" if states else "--last"]
     if start is not None:
         assert tmp is not None
         path = tmp / "start.json"
         path.write_text(json.dumps(start))
         args.append(str(path))
-    result: Json = json.loads(sdk(*args, given=stream))
+    result: Json = json.loads(sdk(*args, version=version, given=stream))
+    if version < 7 and result["last"] is not None:
+        result["last"] = refused_input_as_in_7(result["last"])
     return result
 
 
-def validated(messages: list[Json]) -> Json:
-    result: Json = json.loads(sdk("validate", given=json.dumps(messages).encode()))
+def refused_input_as_in_7(message: Json) -> Json:
+    """``message`` with each static tool's refused input (``tool-input-error``) where AI SDK 7 puts
+    it, and Foldline stores it, whatever version sent the stream (the chunk is the same): 5's and
+    6's ``readUIMessageStream`` put it in ``rawInput`` and leave ``input`` out, 7 puts it in
+    ``input`` (``rawInput`` there is deprecated). Every version's ``convertToModelMessages`` reads an
+    ``output-error`` part's ``input ?? rawInput``: the model is given the same input either way."""
+    parts = []
+    for part in message["parts"]:
+        if part["type"].startswith("tool-") and part.get("state") == "output-error" and "input" not in part \
+                and "rawInput" in part:  # fmt: skip
+            part = {("input" if key == "rawInput" else key): value for key, value in part.items()}
+        parts.append(part)
+    return {**message, "parts": parts}
+
+
+def validated(messages: list[Json], version: int = 7) -> Json:
+    result: Json = json.loads(sdk("validate", version=version, given=json.dumps(messages).encode()))
     return result
 
 
@@ -119,45 +158,43 @@ def open_tools_ended(message: Json) -> Json:
 
 
 @pytest.mark.parametrize("name", SCENARIOS)
-def test_the_stored_message_equals_the_sdks_assembly(world: World, name: str) -> None:
+def test_the_stored_message_equals_the_sdks_assembly(world: World, name: str, version: int) -> None:
     message = new_id()
-    stream = produced(name, message)
+    stream = produced(name, message, version)
     answer = post(world, world.agent, stream)
     assert answer.status_code == 200, answer.text
     result = answer.json()
     assert (result["id"], result["messageId"], result["finished"], result["done"]) == (message, message, True, True)
     assert result["ended"] == []
-    assert stored(world, message) == assembled(stream)["last"]
+    assert stored(world, message) == assembled(stream, version=version)["last"]
 
 
-def test_an_apps_route_stores_its_answer_with_consume_sse_stream(world: World) -> None:
+def test_an_apps_route_stores_its_answer_with_consume_sse_stream(world: World, version: int) -> None:
     """docs/ai-sdk.md's lines, run: streamText's answer to the browser, its copy to Foldline."""
     message = new_id()
     env = {**os.environ, "FOLDLINE_URL": world.url, "FOLDLINE_TOKEN": world.alice_token}
-    done = subprocess.run(["node", str(AISDK / "sdk.mjs"), "app", world.agent, message], env=env,
-                          capture_output=True, timeout=120)  # fmt: skip
-    assert done.returncode == 0, done.stderr.decode()[-2000:]
-    ran = json.loads(done.stdout)
+    ran = json.loads(sdk("app", world.agent, message, version=version, env=env))
     assert ran["answer"]["id"] == message and ran["answer"]["finished"] is True
-    assert stored(world, message) == assembled(ran["browser"].encode())["last"]
+    assert stored(world, message) == assembled(ran["browser"].encode(), version=version)["last"]
 
 
-def test_every_chunk_type_is_covered_by_the_sdks_streams() -> None:
-    """The three streams hold every chunk type the SDK's schema knows (and data parts)."""
+def test_every_chunk_type_is_covered_by_the_sdks_streams(version: int) -> None:
+    """The streams hold every chunk type the version's schema knows (and data parts)."""
     seen = set()
-    for name in (*SCENARIOS, "ask", "answer", "aborted"):
-        for line in produced(name, "0b6c0a4e-9f55-4c5e-8a57-3f1d2b7c9e01").decode().split("\n\n"):
+    names = (*SCENARIOS, "aborted") if version == 5 else (*SCENARIOS, "ask", "answer", "aborted")
+    for name in names:
+        for line in produced(name, "0b6c0a4e-9f55-4c5e-8a57-3f1d2b7c9e01", version).decode().split("\n\n"):
             if line.startswith("data: {"):
                 kind = json.loads(line[6:])["type"]
                 seen.add("data-*" if kind.startswith("data-") else kind)
-    assert seen == {*CHUNKS, "data-*"}
+    assert seen == {*CHUNKS, "data-*"} - NOT_IN[version]
 
 
-def test_an_sdk_message_id_that_is_not_a_uuid_names_one_foldline_message(world: World) -> None:
-    stream = produced("writer", "msg-aBcD1234efGH5678")
+def test_an_sdk_message_id_that_is_not_a_uuid_names_one_foldline_message(world: World, version: int) -> None:
+    stream = produced("writer", "msg-aBcD1234efGH5678", version)
     first = post(world, world.agent, stream).json()
     assert first["id"] == message_id("msg-aBcD1234efGH5678") and first["messageId"] == "msg-aBcD1234efGH5678"
-    assert stored(world, first["id"]) == as_stored(assembled(stream)["last"], first["id"])
+    assert stored(world, first["id"]) == as_stored(assembled(stream, version=version)["last"], first["id"])
 
 
 def test_pydantic_ais_stream_is_stored_as_the_sdk_assembles_it(world: World) -> None:
@@ -169,23 +206,64 @@ def test_pydantic_ais_stream_is_stored_as_the_sdk_assembles_it(world: World) -> 
     assert stored(world, message) == assembled(stream)["last"]
 
 
-def test_a_stream_goes_on_from_the_stored_message_it_names(world: World, tmp_path: Path) -> None:
-    """The next request's stream (an approval answered) continues the message, as the SDK's chat does."""
+def answered(message: Json, answers: dict[str, bool]) -> Json:
+    """``message`` as the SDK's chat holds it once its user answered approvals (``addToolApprovalResponse``)."""
+    parts = []
+    for part in message["parts"]:
+        approval = part.get("approval")
+        if part.get("state") == "approval-requested" and approval["id"] in answers:
+            answer = {**approval, "approved": answers[approval["id"]]}
+            part = {**part, "state": "approval-responded", "approval": answer}
+        parts.append(part)
+    return {**message, "parts": parts}
+
+
+def test_a_stream_goes_on_from_the_stored_message_it_names(world: World, tmp_path: Path, version: int) -> None:
+    """The next request's stream (approvals answered: one run, one denied) continues the message,
+    as the SDK's chat does."""
+    if version == 5:
+        pytest.skip(NO_APPROVALS)
     message = new_id()
-    ask = produced("ask", message)
+    ask = produced("ask", message, version)
     assert post(world, world.agent, ask).json()["finished"] is True
     before = stored(world, message)
-    assert before["parts"][-1]["state"] == "approval-requested"  # a finished turn's open call stays open
-    answer = produced("answer", message)
+    assert [p.get("state") for p in before["parts"][-2:]] == ["approval-requested"] * 2  # open calls stay open
+    answer = produced("answer", message, version)
     assert post(world, world.agent, answer).status_code == 200
-    assert stored(world, message) == assembled(answer, before, tmp_path)["last"]
+    # The chat goes on from its own message: 6's stream has no answers (they went with the
+    # request), so its chat holds them already; 7's stream brings them.
+    start = before if version >= 7 else answered(before, {"ap-9": True, "ap-8": False})
+    after = stored(world, message)
+    assert after == assembled(answer, start, tmp_path, version=version)["last"]
+    assert [p["approval"]["approved"] for p in after["parts"] if "approval" in p] == [True, False]
+    assert validated([after], version)["ok"] is True
 
 
-def test_a_subagents_stream_makes_its_conversation(world: World) -> None:
+def test_an_approval_answered_in_the_request_only_is_stored_answered(world: World) -> None:
+    """AI SDK 6 never streams an approval's answer: the call's outcome says it (it ran: approved;
+    denied: not), and the stored message holds the answer, as the chat that asked does."""
     message = new_id()
-    stream = produced("writer", message)
+    calls = [{"type": "tool-input-available", "toolCallId": f"c{n}", "toolName": "bash", "input": {"command": "make"}}
+             for n in range(3)]  # fmt: skip
+    asks = [{"type": "tool-approval-request", "approvalId": f"a{n}", "toolCallId": f"c{n}"} for n in range(3)]
+    post(world, world.agent, sse({"type": "start", "messageId": message}, *calls, *asks, {"type": "finish"}))
+    outcomes = [{"type": "tool-output-available", "toolCallId": "c0", "output": "done"},
+                {"type": "tool-output-error", "toolCallId": "c1", "errorText": "make: failed"},
+                {"type": "tool-output-denied", "toolCallId": "c2"}]  # fmt: skip
+    answer = post(world, world.agent, sse({"type": "start", "messageId": message}, *outcomes, {"type": "finish"}))
+    assert answer.status_code == 200, answer.text
+    parts = stored(world, message)["parts"]
+    assert [(p["state"], p["approval"]) for p in parts] == [
+        ("output-available", {"id": "a0", "approved": True}), ("output-error", {"id": "a1", "approved": True}),
+        ("output-denied", {"id": "a2", "approved": False})]  # fmt: skip
+    assert validated([stored(world, message)], 6)["ok"] is True
+
+
+def test_a_subagents_stream_makes_its_conversation(world: World, version: int) -> None:
+    message = new_id()
+    stream = produced("writer", message, version)
     assert post(world, world.agent, stream, call="call-sub-1").status_code == 200
-    assert stored(world, message, call="call-sub-1") == assembled(stream)["last"]
+    assert stored(world, message, call="call-sub-1") == assembled(stream, version=version)["last"]
 
 
 # -- what the SDK makes, the write door takes; what Foldline returns, the SDK takes -------------
@@ -197,15 +275,17 @@ def shape(message: Json) -> str:
     return json.dumps([sorted(message), parts])
 
 
-def test_the_write_door_takes_every_state_the_sdk_makes(world: World) -> None:
+def test_the_write_door_takes_every_state_the_sdk_makes(world: World, version: int) -> None:
     """Each intermediate state the SDK's readUIMessageStream gives (one of each shape), written as a message."""
     written = 0
-    for name in ("agent", "writer", "ask", "aborted"):  # the growing stream's shapes are the agent's
-        states = assembled(produced(name, new_id()), states=True)["states"]
+    # The growing stream's shapes are the agent's; AI SDK 5 has no approval to ask (NO_APPROVALS).
+    names = ("agent", "writer", "aborted") if version == 5 else ("agent", "writer", "ask", "aborted")
+    for name in names:
+        states = assembled(produced(name, new_id(), version), states=True, version=version)["states"]
         for state in {shape(s): s for s in states}.values():
             world.alice.put_message(world.agent, {**state, "id": new_id()})
             written += 1
-    assert written > 50
+    assert written > 40
 
 
 def test_a_streaming_tool_input_keeps_its_raw_text(world: World) -> None:
@@ -222,12 +302,12 @@ def test_a_streaming_tool_input_keeps_its_raw_text(world: World) -> None:
         assert refused.status_code == 422 and refused.json()["error"]["where"] == where
 
 
-def test_validate_ui_messages_accepts_what_foldline_returns(world: World) -> None:
+def test_validate_ui_messages_accepts_what_foldline_returns(world: World, version: int) -> None:
     """The transcript read whole, as an app hands it back to the SDK for the next turn."""
     for name in SCENARIOS:
-        post(world, world.agent, produced(name, new_id()))
+        post(world, world.agent, produced(name, new_id(), version))
     messages = world.alice.messages(world.agent)["messages"]
-    verdict = validated([dict(m) for m in messages])
+    verdict = validated([dict(m) for m in messages], version)
     assert verdict["ok"] is True, verdict.get("error", "")[-3000:]
 
 
@@ -241,9 +321,9 @@ def paced(stream: bytes, pieces: int, seconds: float) -> Iterator[bytes]:
         time.sleep(seconds / pieces)
 
 
-def test_a_follower_sees_text_and_tool_output_grow(world: World) -> None:
+def test_a_follower_sees_text_and_tool_output_grow(world: World, version: int) -> None:
     message = new_id()
-    stream = produced("growing", message)
+    stream = produced("growing", message, version)
     since = world.alice.messages(world.agent)["seq"]
     seen: list[Json] = []
 
@@ -274,7 +354,7 @@ def test_a_follower_sees_text_and_tool_output_grow(world: World) -> None:
     texts = [len(m["parts"][2]["text"]) for m in seen if len(m["parts"]) > 2 and "text" in m["parts"][2]]
     assert texts == sorted(texts) and len(set(texts)) >= 2  # the answer grows, in order
     assert seen[-1]["parts"][2]["state"] == "done"
-    assert stored(world, message) == assembled(stream)["last"]
+    assert stored(world, message) == assembled(stream, version=version)["last"]
 
 
 def test_deltas_sent_at_once_make_a_few_writes(world: World) -> None:
@@ -299,34 +379,34 @@ def until(stream: bytes, marker: str) -> bytes:
     return "".join(e + "\n\n" for e in events[:index]).encode()
 
 
-def test_a_stream_that_ends_without_finish_keeps_what_arrived(world: World) -> None:
+def test_a_stream_that_ends_without_finish_keeps_what_arrived(world: World, version: int) -> None:
     message = new_id()
     # Cut inside the second tool call's streaming input: one call done, one streaming, text done.
-    cut = until(produced("agent", message), '"toolCallId":"call-read","inputTextDelta":".md"')
+    cut = until(produced("agent", message, version), '"toolCallId":"call-read","inputTextDelta":".md"')
     result = post(world, world.agent, cut).json()
     assert (result["finished"], result["done"]) == (False, False)
-    expected = open_tools_ended(assembled(cut)["last"])
+    expected = open_tools_ended(assembled(cut, version=version)["last"])
     assert stored(world, message) == expected
     assert result["ended"] == [i for i, p in enumerate(expected["parts"]) if p.get("errorText") == TURN_ENDED]
     assert result["ended"]  # the streaming call and the calls awaiting their outcome
-    assert validated([stored(world, message)])["ok"] is True
+    assert validated([stored(world, message)], version)["ok"] is True
 
 
-def test_an_aborted_stream_keeps_what_arrived(world: World) -> None:
+def test_an_aborted_stream_keeps_what_arrived(world: World, version: int) -> None:
     message = new_id()
-    stream = produced("aborted", message)
+    stream = produced("aborted", message, version)
     result = post(world, world.agent, stream).json()
     assert (result["finished"], result["done"], result["ended"]) == (False, True, [2])
-    expected = open_tools_ended(assembled(stream)["last"])
+    expected = open_tools_ended(assembled(stream, version=version)["last"])
     assert expected["parts"][1] == {"type": "text", "text": "Running the tests", "state": "streaming"}
     assert expected["parts"][2]["rawInput"] == '{"command": "pytest -'
     assert stored(world, message) == expected
-    assert validated([stored(world, message)])["ok"] is True
+    assert validated([stored(world, message)], version)["ok"] is True
 
 
-def test_a_dropped_connection_keeps_what_arrived(world: World) -> None:
+def test_a_dropped_connection_keeps_what_arrived(world: World, version: int) -> None:
     message = new_id()
-    cut = until(produced("agent", message), '"type":"tool-output-available"')
+    cut = until(produced("agent", message, version), '"type":"tool-output-available"')
     host, port = world.url.removeprefix("http://").split(":")
     sock = socket.create_connection((host, int(port)), timeout=10)
     head = (f"POST /api/agents/{world.agent}/stream HTTP/1.1\r\nHost: x\r\n"
@@ -337,7 +417,7 @@ def test_a_dropped_connection_keeps_what_arrived(world: World) -> None:
     eventually(lambda: any(m["id"] == message and len(m["parts"]) > 6
                            for m in world.alice.messages(world.agent)["messages"]))  # fmt: skip
     sock.close()
-    expected = open_tools_ended(assembled(cut)["last"])
+    expected = open_tools_ended(assembled(cut, version=version)["last"])
     eventually(lambda: stored(world, message) == expected, what="the dropped stream's message, its open tools ended")
 
 

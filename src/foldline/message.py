@@ -119,7 +119,7 @@ TOOL_COMMON: dict[str, tuple[bool, Check]] = {
 # "req" required, "opt" optional, absent from the row: must not be there.
 # As the AI SDK's own schema (validateUIMessages) has them, intermediate states included: an input
 # still streaming carries its raw text so far (``rawInput``, a string, set by every
-# ``tool-input-delta`` of AI SDK 7); ``input`` and ``output`` may be any value, but must be there.
+# ``tool-input-delta`` of AI SDK 5 to 7); ``input`` and ``output`` may be any value, but must be there.
 TOOL_STATES: dict[str, dict[str, str]] = {
     "input-streaming": {"input": "opt", "rawInput": "opt"},
     "input-available": {"input": "req"},

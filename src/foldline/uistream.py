@@ -589,7 +589,9 @@ class Assembly:
         return Urgency.NOW
 
     def output_denied(self, chunk: Json) -> Urgency:
-        self.invocation(chunk["toolCallId"])["state"] = "output-denied"
+        part = self.invocation(chunk["toolCallId"])
+        part["state"] = "output-denied"
+        answered(part, False)
         return Urgency.NOW
 
     def tool_result(self, chunk: Json, state: str) -> Urgency:
@@ -612,6 +614,7 @@ class Assembly:
             options[key] = given(chunk, key)
         options = {k: v for k, v in options.items() if v is not ABSENT}
         self.tool_update(options, dynamic, existing=part)
+        answered(part, True)
         # A preliminary output is replaced by the next one: it can wait like a delta.
         return Urgency.LATER if state == "output-available" and chunk.get("preliminary") is True else Urgency.NOW
 
@@ -661,6 +664,17 @@ class Assembly:
     def message_metadata(self, chunk: Json) -> Urgency:
         self.metadata(given(chunk, "messageMetadata"))
         return Urgency.NONE if nullish(given(chunk, "messageMetadata")) else Urgency.LATER
+
+
+def answered(part: Json, approved: bool) -> None:
+    """An approval still unanswered when its call's outcome arrives was answered ``approved`` (the
+    tool ran, or was denied): AI SDK 6 sends the answer in the next request's messages only, never
+    in the stream (``tool-approval-response`` is 7's), so the chat that reads the stream holds it,
+    from its ``addToolApprovalResponse``, and the stored message must too (an outcome's approval
+    without its answer is no valid message)."""
+    approval = part.get("approval")
+    if isinstance(approval, dict) and "approved" not in approval:
+        part["approval"] = {**approval, "approved": approved}
 
 
 def raw_text(call: Json) -> str:

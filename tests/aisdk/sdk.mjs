@@ -2,7 +2,24 @@
 // (`produce NAME MESSAGE_ID`: the SSE bytes an app's route sends, on stdout), assembles one as its
 // `readUIMessageStream` does (`assemble --states|--last [START_MESSAGE_FILE]`: SSE on stdin, the
 // last state, and every state with --states, on stdout as JSON) and validates messages (`validate`: JSON on stdin, its verdict on stdout).
-import {
+//
+// `--sdk 5|6|7` first (7 without it) picks the major version of the `ai` package that does it:
+// package.json installs `ai` 7 as `ai`, 6 as `ai6` and 5 as `ai5`. What differs between them is
+// handled here: the mock model (`ai/test`'s MockLanguageModelV2 in 5, V3 in 6, V4 in 7), its
+// stream parts (5's usage is flat numbers and its finish reason a string; a file's data is a
+// base64 string before 7), and the chunks an app's writer may send (`since`: 5 has no approvals,
+// 6 no approval response chunk, and the chunks and fields 7 added are sent to 7 only).
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+const cli = process.argv.slice(2);
+const VERSION = cli[0] === '--sdk' ? Number(cli.splice(0, 2)[1]) : 7;
+const PACKAGE = { 5: 'ai5', 6: 'ai6', 7: 'ai' }[VERSION];
+if (!PACKAGE) {
+  process.stderr.write(`sdk.mjs: --sdk must be 5, 6 or 7, not ${VERSION}\n`);
+  process.exit(2);
+}
+const {
   createUIMessageStream,
   dynamicTool,
   JsonToSseTransformStream,
@@ -15,16 +32,23 @@ import {
   streamText,
   tool,
   uiMessageChunkSchema,
-} from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
-import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+} = await import(PACKAGE);
+const mocks = await import(`${PACKAGE}/test`);
+const MockLanguageModel = { 5: mocks.MockLanguageModelV2, 6: mocks.MockLanguageModelV3, 7: mocks.MockLanguageModelV4 }[VERSION];
 
-const usage = {
-  inputTokens: { total: 12, noCache: 12, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 30, text: 20, reasoning: 10 },
-};
-const finish = reason => ({ type: 'finish', finishReason: { unified: reason, raw: reason }, usage });
+// `value` from AI SDK `version` on (a chunk, or an object of fields to spread), else nothing.
+function since(version, value) {
+  return VERSION >= version ? value : undefined;
+}
+
+// The model's usage and finish: LanguageModelV2's flat numbers and reason string in 5, V3's and
+// V4's token breakdowns and unified reason from 6.
+const usage = VERSION === 5
+  ? { inputTokens: 12, outputTokens: 30, totalTokens: 42, reasoningTokens: 10, cachedInputTokens: 0 }
+  : { inputTokens: { total: 12, noCache: 12, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 30, text: 20, reasoning: 10 } };
+const finish = reason => ({ type: 'finish', finishReason: VERSION === 5 ? reason : { unified: reason, raw: reason }, usage });
+// A file's data: a base64 string (or bytes) in V2 and V3, tagged `{ type: 'data', data }` in V4.
+const fileData = base64 => (VERSION >= 7 ? { type: 'data', data: base64 } : base64);
 
 function pieces(text, size) {
   const out = [];
@@ -50,7 +74,7 @@ function agentModel(big) {
     { type: 'text-end', id: 't1' },
     { type: 'source', sourceType: 'url', id: 'src-1', url: 'https://example.com/build', title: 'Build docs' },
     { type: 'source', sourceType: 'document', id: 'src-2', mediaType: 'text/plain', title: 'Runbook', filename: 'runbook.txt' },
-    { type: 'file', mediaType: 'image/png', data: { type: 'data', data: 'iVBORw0KGgo=' } },
+    { type: 'file', mediaType: 'image/png', data: fileData('iVBORw0KGgo=') },
     { type: 'tool-input-start', id: 'call-bash', toolName: 'bash' },
     ...pieces(command, 5).map(delta => ({ type: 'tool-input-delta', id: 'call-bash', delta })),
     { type: 'tool-input-end', id: 'call-bash' },
@@ -72,7 +96,7 @@ function agentModel(big) {
     { type: 'tool-call', toolCallId: 'call-write', toolName: 'write_file', input: write },
     finish('tool-calls'),
   ];
-  return new MockLanguageModelV4({
+  return new MockLanguageModel({
     doStream: [step1, step2].map(chunks => ({ stream: simulateReadableStream({ chunks, chunkDelayInMs: 0 }) })),
   });
 }
@@ -106,7 +130,7 @@ function agentStream(messageId, big, result_only = false) {
       }),
       write_file: tool({
         inputSchema: z.object({ path: z.string(), content: z.string() }),
-        needsApproval: true,
+        needsApproval: true, // from 6: 5 has no approvals, and runs it
         execute: async () => 'written',
       }),
     },
@@ -122,12 +146,13 @@ function agentStream(messageId, big, result_only = false) {
   });
 }
 
-// Every other chunk an app's own writer may send, through the SDK's createUIMessageStream.
+// Every other chunk an app's own writer may send, through the SDK's createUIMessageStream: those
+// of the version's chunk schema, with its fields (`since`).
 function writerStream(messageId) {
   return createUIMessageStream({
     generateId: () => messageId,
     execute: ({ writer }) => {
-      const write = chunk => writer.write(chunk);
+      const write = chunk => chunk && writer.write(chunk);
       write({ type: 'start', messageId, messageMetadata: { model: 'writer', tags: { a: 1 } } });
       write({ type: 'start-step' });
       write({ type: 'data-progress', id: 'p1', data: { done: 1, of: 3 } });
@@ -135,36 +160,39 @@ function writerStream(messageId) {
       write({ type: 'data-note', data: 'no id: pushed' });
       write({ type: 'data-toast', data: 'transient: never stored', transient: true });
       write({ type: 'message-metadata', messageMetadata: { tags: { b: 2 } } });
-      write({ type: 'custom', kind: 'mock.marker', providerMetadata: { mock: { at: 1 } } });
-      write({ type: 'reasoning-file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw0KGgo=' });
-      write({ type: 'steering-message', id: 'steer-1', parts: [{ type: 'text', text: 'focus on the test' }] });
-      write({ type: 'tool-input-start', toolCallId: 'bad-1', toolName: 'bash', title: 'Shell' });
+      write(since(7, { type: 'custom', kind: 'mock.marker', providerMetadata: { mock: { at: 1 } } }));
+      write(since(7, { type: 'reasoning-file', mediaType: 'image/png', url: 'data:image/png;base64,iVBORw0KGgo=' }));
+      write(since(7, { type: 'steering-message', id: 'steer-1', parts: [{ type: 'text', text: 'focus on the test' }] }));
+      write({ type: 'tool-input-start', toolCallId: 'bad-1', toolName: 'bash', ...since(6, { title: 'Shell' }) });
       write({ type: 'tool-input-delta', toolCallId: 'bad-1', inputTextDelta: '{"command": ' });
       write({ type: 'tool-input-error', toolCallId: 'bad-1', toolName: 'bash', input: '{"command": ', errorText: 'bad JSON' });
       write({ type: 'tool-input-error', toolCallId: 'bad-2', toolName: 'mcp__x', dynamic: true, input: 'zzz', errorText: 'no such tool' });
       write({ type: 'tool-input-available', toolCallId: 'ask-1', toolName: 'bash', input: { command: 'rm -rf build' }, providerMetadata: { mock: { x: 1 } } });
-      write({ type: 'tool-approval-request', approvalId: 'ap-1', toolCallId: 'ask-1', isAutomatic: false, signature: 'hmac' });
-      write({ type: 'tool-approval-response', approvalId: 'ap-1', approved: false, reason: 'too risky' });
-      write({ type: 'tool-output-denied', toolCallId: 'ask-1' });
+      // An approval and its answer in one stream: 7's. In 6 the answer comes with the next request
+      // (the ask and answer streams), so ask-1 waits here; 5 has no approvals.
+      write(since(6, { type: 'tool-approval-request', approvalId: 'ap-1', toolCallId: 'ask-1', signature: 'hmac', ...since(7, { isAutomatic: false }) }));
+      write(since(7, { type: 'tool-approval-response', approvalId: 'ap-1', approved: false, reason: 'too risky' }));
+      write(since(7, { type: 'tool-output-denied', toolCallId: 'ask-1' }));
       write({ type: 'tool-input-available', toolCallId: 'ask-2', toolName: 'bash', input: { command: 'make' } });
-      write({ type: 'tool-approval-request', approvalId: 'ap-2', toolCallId: 'ask-2', reason: 'runs make' });
-      write({ type: 'tool-approval-response', approvalId: 'ap-2', approved: true });
-      write({ type: 'tool-output-available', toolCallId: 'ask-2', output: 'built', providerMetadata: { mock: { ms: 5 } } });
+      write(since(7, { type: 'tool-approval-request', approvalId: 'ap-2', toolCallId: 'ask-2', reason: 'runs make' }));
+      write(since(7, { type: 'tool-approval-response', approvalId: 'ap-2', approved: true }));
+      write({ type: 'tool-output-available', toolCallId: 'ask-2', output: 'built', ...since(6, { providerMetadata: { mock: { ms: 5 } } }) });
       write({ type: 'tool-input-start', toolCallId: 'dyn-1', toolName: 'mcp__fs__list', dynamic: true, providerExecuted: true });
       write({ type: 'tool-input-delta', toolCallId: 'dyn-1', inputTextDelta: '{"dir":"/' });
       write({ type: 'tool-input-delta', toolCallId: 'dyn-1', inputTextDelta: 'tmp"}' });
       write({ type: 'tool-input-available', toolCallId: 'dyn-1', toolName: 'mcp__fs__list', dynamic: true, input: { dir: '/tmp' } });
-      write({ type: 'tool-output-error', toolCallId: 'dyn-1', errorText: 'EACCES' });
+      // 5 finds a dynamic call's part only when the chunk says `dynamic` (as its streamText does); 6 and 7 by its id.
+      write({ type: 'tool-output-error', toolCallId: 'dyn-1', errorText: 'EACCES', ...(VERSION === 5 ? { dynamic: true } : {}) });
       write({ type: 'text-start', id: 'gone' });
       write({ type: 'text-delta', id: 'gone', delta: 'this step is reset' });
       write({ type: 'finish-step' });
       write({ type: 'start-step' });
-      write({ type: 'text-start', id: 'gone-too' });
-      write({ type: 'text-delta', id: 'gone-too', delta: 'dropped by reset-step' });
-      write({ type: 'reset-step' });
+      write(since(7, { type: 'text-start', id: 'gone-too' }));
+      write(since(7, { type: 'text-delta', id: 'gone-too', delta: 'dropped by reset-step' }));
+      write(since(7, { type: 'reset-step' }));
       write({ type: 'text-start', id: 'kept', providerMetadata: { mock: { lang: 'en' } } });
       write({ type: 'text-delta', id: 'kept', delta: 'After the reset.' });
-      write({ type: 'text-end', id: 'kept', citations: [] });
+      write({ type: 'text-end', id: 'kept', ...since(7, { citations: [] }) });
       write({ type: 'source-url', sourceId: 's-1', url: 'https://example.com', title: 'Example' });
       write({ type: 'source-document', sourceId: 's-2', mediaType: 'application/pdf', title: 'Spec' });
       write({ type: 'file', mediaType: 'text/plain', url: 'data:text/plain;base64,aGk=' });
@@ -198,10 +226,11 @@ function growingStream(messageId) {
   });
 }
 
-// A turn that asks to run a command and waits; the next request's stream, for the same message,
-// brings the answer and the outcome (the stream goes on from the stored message).
+// A turn that asks to run two commands and waits; the next request's stream, for the same message,
+// brings the answers (7; in 6 they are only in the request's messages) and the outcomes: one run,
+// one denied (the stream goes on from the stored message).
 function chunksStream(chunks) {
-  return createUIMessageStream({ execute: ({ writer }) => chunks.forEach(chunk => writer.write(chunk)) });
+  return createUIMessageStream({ execute: ({ writer }) => chunks.forEach(chunk => chunk && writer.write(chunk)) });
 }
 
 function askStream(messageId) {
@@ -212,7 +241,9 @@ function askStream(messageId) {
     { type: 'text-delta', id: 'a', delta: 'May I run make?' },
     { type: 'text-end', id: 'a' },
     { type: 'tool-input-available', toolCallId: 'ask-9', toolName: 'bash', input: { command: 'make' } },
-    { type: 'tool-approval-request', approvalId: 'ap-9', toolCallId: 'ask-9' },
+    { type: 'tool-approval-request', approvalId: 'ap-9', toolCallId: 'ask-9' }, // from 6
+    { type: 'tool-input-available', toolCallId: 'ask-8', toolName: 'bash', input: { command: 'rm -rf build' } },
+    { type: 'tool-approval-request', approvalId: 'ap-8', toolCallId: 'ask-8' },
     { type: 'finish-step' },
     { type: 'finish', finishReason: 'tool-calls' },
   ]);
@@ -221,8 +252,11 @@ function askStream(messageId) {
 function answerStream(messageId) {
   return chunksStream([
     { type: 'start', messageId },
-    { type: 'tool-approval-response', approvalId: 'ap-9', approved: true },
+    // 7's stream says the answers; in 6 they are only in the request's messages.
+    since(7, { type: 'tool-approval-response', approvalId: 'ap-9', approved: true }),
+    since(7, { type: 'tool-approval-response', approvalId: 'ap-8', approved: false, reason: 'no' }),
     { type: 'tool-output-available', toolCallId: 'ask-9', output: 'make: done' },
+    { type: 'tool-output-denied', toolCallId: 'ask-8' },
     { type: 'start-step' },
     { type: 'text-start', id: 'b' },
     { type: 'text-delta', id: 'b', delta: 'Built.' },
@@ -241,7 +275,7 @@ function abortedStream(messageId) {
     { type: 'text-delta', id: 'a', delta: 'Running the tests' },
     { type: 'tool-input-start', toolCallId: 'run-1', toolName: 'bash' },
     { type: 'tool-input-delta', toolCallId: 'run-1', inputTextDelta: '{"command": "pytest -' },
-    { type: 'abort', reason: 'stopped by the user' },
+    { type: 'abort', ...since(6, { reason: 'stopped by the user' }) },
   ]);
 }
 
@@ -309,7 +343,7 @@ async function app(agentId, messageId) {
   process.stdout.write(JSON.stringify({ browser, answer }));
 }
 
-const [command, ...args] = process.argv.slice(2);
+const [command, ...args] = cli;
 if (command === 'produce') {
   const [name, messageId] = args;
   const streams = {
@@ -321,6 +355,10 @@ if (command === 'produce') {
     answer: () => answerStream(messageId),
     aborted: () => abortedStream(messageId),
   };
+  if (VERSION < 6 && (name === 'ask' || name === 'answer')) {
+    process.stderr.write(`sdk.mjs: AI SDK ${VERSION} has no tool approvals (no tool-approval-request chunk)\n`);
+    process.exit(2);
+  }
   await toStdout(streams[name]());
 } else if (command === 'assemble') {
   await assemble(args[0] === '--states', args[1]);
@@ -338,6 +376,6 @@ if (command === 'produce') {
 } else if (command === 'validate') {
   await validate();
 } else {
-  process.stderr.write('usage: sdk.mjs produce NAME MESSAGE_ID | assemble --states|--last [START] | validate\n');
+  process.stderr.write('usage: sdk.mjs [--sdk 5|6|7] produce NAME MESSAGE_ID | assemble --states|--last [START] | validate\n');
   process.exit(2);
 }
