@@ -342,8 +342,9 @@ def test_a_follower_sees_text_and_tool_output_grow(world: World, version: int) -
     took = time.monotonic() - started
     follower.join(20)
     assert result["finished"] and seen and all(m["id"] == message for m in seen)
-    # Coalesced: a few writes a second, and one per part's end (start, input, 1 output, text) and the end.
-    assert result["writes"] <= 6 + took / WINDOW + 1
+    # Coalesced: a few writes a second, and one per part's end (start, input, 1 output, text) and the end
+    # (with two windows to spare for a window's edge on a loaded machine; 40 pieces were sent).
+    assert result["writes"] <= 6 + took / WINDOW + 3
     assert len(seen) >= 3
     tool_states = [m["parts"][1]["state"] for m in seen if len(m["parts"]) > 1]
     assert "input-streaming" in tool_states or "input-available" in tool_states
