@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FoldlineError
+from ..service.agents import forgotten_source
 from .ahead import Ahead, failure, parse_session
 from .detect import find_groups
 from .formats import Group
 from .jsonl import bounded, current_bound
 from .session import Json, Session
 from .summary import Summary
-from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
+from .writer import IMPORTER_VERSION, Writer, agent_id, decode_state, fingerprint, group_key, marked, session_source
 
 if TYPE_CHECKING:
     from ..service import Transcripts
@@ -62,15 +63,18 @@ def plan(writer: Writer, group: Group) -> Plan | Summary:
     """The plan for one session, or its summary if it is not to be parsed at all (forgotten,
     unchanged since the last import, or unreadable)."""
     t = writer.t
-    key = writer.file_key(group.record, group_key(group))
+    record = writer.file_record(group.record)
+    key = writer.file_key(group.record, group_key(group), record)
     agent = agent_id(writer.workspace, key)
-    if t.forgotten(writer.account, writer.workspace, agent):  # deleted with --forget: passed over
+    # The session's record, and whether it was deleted with --forget (then passed over), in one read.
+    records = t.import_states(writer.account, writer.workspace, [session_source(key), forgotten_source(agent)])
+    if records[forgotten_source(agent)] is not None:
         return Summary(forgotten=1)
     try:
         files = fingerprint(group)
     except OSError as exc:
         return Summary(skipped=[(str(group.main), failure(exc))])
-    state = writer.load_state(group.record, key)
+    state = writer.load_state(group.record, key, record, decode_state(records[session_source(key)]))
     current = state.get("version") == IMPORTER_VERSION
     if current and state.get("files") == files and t.find_agent(writer.account, agent) is not None:
         return Summary(unchanged=1)

@@ -197,12 +197,18 @@ class Writer:
         if found is None or (found["created_at"], found["updated_at"]) != (first, last):
             self.t.date_agent(self.account, agent, first, last, call=call)
 
-    def load_state(self, main: Path, key: str) -> Json:
+    def file_record(self, main: Path) -> Json:
+        """What the last import from the file ``main`` saved of it (``files``, ``version``, ``key``)."""
+        return decode_state(self.t.import_state(self.account, self.workspace, str(main)))
+
+    def load_state(self, main: Path, key: str, record: Json | None = None, session: Json | None = None) -> Json:
         """What the last imports saved: ``files`` and ``version`` of the file ``main`` (the last
         import from that path), ``hashes`` and ``source`` of the session ``key`` (from whatever
-        path; ``source`` is the main file it was first imported from)."""
-        state = decode_state(self.t.import_state(self.account, self.workspace, str(main)))
-        session = decode_state(self.t.import_state(self.account, self.workspace, session_source(key)))
+        path; ``source`` is the main file it was first imported from). ``record`` and
+        ``session``: those records, if already read."""
+        state = dict(self.file_record(main) if record is None else record)
+        if session is None:
+            session = decode_state(self.t.import_state(self.account, self.workspace, session_source(key)))
         if isinstance(session.get("hashes"), dict):
             state["hashes"] = session["hashes"]
         state.pop("source", None)
@@ -210,18 +216,21 @@ class Writer:
             state["source"] = session["source"]
         return state
 
-    def file_key(self, main: Path, key: str) -> str:
+    def file_key(self, main: Path, key: str, record: Json | None = None) -> str:
         """The session key the last import from ``main`` wrote under: ``key``, or the key derived
         from it when ``main`` claimed a session first imported from another file."""
-        found = decode_state(self.t.import_state(self.account, self.workspace, str(main))).get("key")
+        found = (self.file_record(main) if record is None else record).get("key")
         return found if isinstance(found, str) and found.startswith(f"{key}@") else key
 
     def save_state(self, main: Path, key: str, files: Any, hashes: Any, source: str) -> None:
-        """Save the session's hashes and source (first: a file's record says it was imported) and the file's."""
+        """Save the session's hashes and source and the file's record, in one transaction."""
         session = {"hashes": hashes, "version": IMPORTER_VERSION, "source": source}
-        self.t.save_import_state(self.account, self.workspace, session_source(key), orjson.dumps(session).decode())
-        self.save_file_state(main, key, files)
+        self.t.save_import_states(self.account, self.workspace, {
+            session_source(key): orjson.dumps(session).decode(), str(main): self.file_state(key, files)})  # fmt: skip
 
     def save_file_state(self, main: Path, key: str, files: Any) -> None:
-        state = {"files": files, "version": IMPORTER_VERSION, "key": key}
-        self.t.save_import_state(self.account, self.workspace, str(main), orjson.dumps(state).decode())
+        self.t.save_import_state(self.account, self.workspace, str(main), self.file_state(key, files))
+
+    @staticmethod
+    def file_state(key: str, files: Any) -> str:
+        return orjson.dumps({"files": files, "version": IMPORTER_VERSION, "key": key}).decode()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 from ..errors import NotFound
 from ..store import EVERYONE
@@ -38,6 +39,17 @@ class Workspaces(Core):
         """What an importer saved of ``source`` (a session's main file) in a workspace of ``account``."""
         return self._store.import_state(f"{self.check_member(account, workspace_id)}:{source}")
 
+    def import_states(self, account: str, workspace_id: str, sources: Sequence[str]) -> dict[str, str | None]:
+        """:meth:`import_state` of several sources, in one read (the access checked once)."""
+        workspace = self.check_member(account, workspace_id)
+        found = self._store.import_states([f"{workspace}:{source}" for source in sources])
+        return {source: found.get(f"{workspace}:{source}") for source in sources}
+
     def save_import_state(self, account: str, workspace_id: str, source: str, state: str) -> None:
         """Save what an importer made of ``source`` in a workspace of ``account``."""
-        self._store.set_import_state(f"{self.check_member(account, workspace_id)}:{source}", state)
+        self.save_import_states(account, workspace_id, {source: state})
+
+    def save_import_states(self, account: str, workspace_id: str, states: dict[str, str]) -> None:
+        """Save what an importer made of several sources, in one transaction (the access checked once)."""
+        workspace = self.check_member(account, workspace_id)
+        self._store.set_import_states({f"{workspace}:{source}": state for source, state in states.items()})
