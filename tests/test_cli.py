@@ -103,7 +103,10 @@ SAMPLE = Path(__file__).parent / "data" / "transcripts" / "claude-code" / "jnaro
 def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     """Every command under ``group`` by its words, read from the group itself: a new one is in."""
     found: list[tuple[str, ...]] = []
-    for name, command in group.commands.items():
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):  # as click finds them (the top group loads each by name)
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             found += leaf_commands(command, (*path, name))
         else:

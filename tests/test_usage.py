@@ -10,7 +10,8 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Iterator
-from decimal import Decimal
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,20 @@ import pytest
 from click.testing import CliRunner
 from conftest import World
 from core_helpers import assistant, text
-from genai_prices import Usage, calc_price
+from genai_prices import Usage as PriceUsage
 from genai_prices import __version__ as prices_version
+from genai_prices import calc_price
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldline import Invalid
 from foldline.cli import main
 from foldline.cli.usage import money
 from foldline.importers import import_paths
 from foldline.service import Transcripts
+from foldline.usage import Usage as usage_of
+from foldline.usage import _rates as rates
+from foldline.usage import estimate
 
 DATA = Path(__file__).parent / "data" / "transcripts"
 CLAUDE = [
@@ -123,7 +130,7 @@ def test_the_cost_of_a_known_model_is_genai_prices_own(world: World) -> None:
     world.alice.put_message(world.agent, message_with(usage))
     world.alice.put_message(world.agent, message_with(usage, "gpt-5"))
     own = [
-        calc_price(Usage(input_tokens=120_000, output_tokens=3_000, cache_read_tokens=100_000,
+        calc_price(PriceUsage(input_tokens=120_000, output_tokens=3_000, cache_read_tokens=100_000,
                          cache_write_tokens=15_000), model).total_price
         for model in ("claude-sonnet-4-5-20250929", "gpt-5")
     ]  # fmt: skip
@@ -247,3 +254,45 @@ def test_concurrent_writers_lose_no_count(world: World, transcripts: Transcripts
     assert (agent["messages"], agent["usage"]["input_tokens"], agent["usage"]["output_tokens"]) == (32, 96, 32)
     (row,) = agent["usage_by_model"]
     assert row["messages"] == 32
+
+
+PRICED = [("claude-sonnet-4-5-20250929", None), ("claude-opus-4-5-20251101", None), ("gpt-5", "openai"),
+          ("gemini-2.5-pro", None), ("deepseek-chat", "deepseek"), ("my-local-llama", None)]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    model=st.sampled_from(PRICED),
+    counts=st.tuples(*(st.integers(0, 2 * 10**6) for _ in range(4))),
+    when=st.datetimes(min_value=datetime(2024, 1, 1), max_value=datetime(2027, 1, 1), timezones=st.just(UTC)),
+)
+def test_a_cost_is_genai_prices_own_to_the_picodollar(model: tuple[str, str | None], counts: tuple[int, ...],
+                                                      when: datetime) -> None:  # fmt: skip
+    """A day's rates (asked once, then multiplied) give genai-prices' answer for every usage:
+    across its context tiers (200,000 tokens for Sonnet 4.5 and Gemini 2.5 Pro), for a price by
+    the hour (DeepSeek's off-peak, asked each time) and for a model it does not know."""
+    read, write, more, output = counts
+    usage = usage_of(read + write + more, output, read, write)
+    name, provider = model
+    asked = PriceUsage(input_tokens=usage.input, output_tokens=output, cache_read_tokens=read, cache_write_tokens=write)
+    try:
+        own = Decimal(calc_price(asked, name, provider_id=provider, genai_request_timestamp=when).total_price)
+    except LookupError:
+        expected = None
+    else:
+        expected = int((own * 10**12).to_integral_value(ROUND_HALF_UP))
+    if not usage.total:  # no tokens cost nothing, on any model
+        expected = 0
+    assert estimate(usage, name, provider, when) == expected
+
+
+def test_a_days_rates_are_asked_once_per_tier() -> None:
+    """The estimate is not asked of genai-prices per message: one day's messages of a model cost
+    a few questions per context tier (the property test above holds their answers)."""
+    day = datetime(2025, 11, 3, 9, tzinfo=UTC)
+    rates.cache_clear()
+    for name in ("claude-opus-4-5-20251101", "claude-sonnet-4-5-20250929"):
+        before = rates.cache_info().misses
+        for n in range(50):
+            estimate(usage_of(1_000 + 10_000 * n, 50), name, None, day + timedelta(minutes=n))
+        assert rates.cache_info().misses - before == (1 if name.startswith("claude-opus") else 2)

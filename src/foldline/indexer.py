@@ -18,8 +18,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import TYPE_CHECKING
 
-from .service import Transcripts
+if TYPE_CHECKING:
+    from .service import Transcripts
+
 
 log = logging.getLogger("foldline")
 

@@ -10,10 +10,13 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import Unauthorized
-from .service import Transcripts
 from .store import normalize_url, sqlite_file
+
+if TYPE_CHECKING:
+    from .service import Transcripts
 
 LOCAL = "local"
 

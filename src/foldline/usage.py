@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_UP, Decimal
-from importlib.metadata import PackageNotFoundError, version
+from functools import lru_cache
 from typing import Any
 
 from .errors import Invalid
@@ -147,11 +147,45 @@ def message_time(stamp: Any) -> datetime:
 
 def estimate(usage: Usage, model: str, provider: str | None = None, when: datetime | None = None) -> int | None:
     """The estimated cost of ``usage`` on ``model`` in picodollars, from genai-prices' table;
-    None when the table has no price for that model (or genai-prices is not installed)."""
+    None when the table has no price for that model (or genai-prices is not installed).
+
+    A model priced by the token, at rates fixed for the day (by tiers of the input's size or
+    not), is asked a few times per day and tier (:func:`_rates`) and then costed here by its
+    rates; any other (a price per request or by the hour) is asked each time. Either way the
+    answer is genai-prices' own, to the picodollar."""
     if not model:
         return None
     if usage.total == 0:
         return 0
+    moment = when or datetime.now(UTC)
+    day = moment.astimezone(UTC).date().isoformat()
+    tiers = _tiers(model, provider, day)
+    if tiers is UNPRICED:
+        return None
+    if tiers is None:
+        return _pico(_asked(usage, model, provider, moment))
+    rates = _rates(model, provider, day, tiers, sum(usage.input > start for start in tiers))
+    if rates is None:
+        return _pico(_asked(usage, model, provider, moment))
+    counts = (usage.input, usage.output, usage.cache_read, usage.cache_write)
+    return _pico(sum((c * r for c, r in zip(counts, rates, strict=True)), Decimal(0)))
+
+
+UNPRICED = (-1,)  # what _tiers gives for a model the table does not price
+
+
+def _pico(dollars: Any) -> int | None:
+    return None if dollars is None else int((Decimal(dollars) * PICO).to_integral_value(ROUND_HALF_UP))
+
+
+def _asked(usage: Usage, model: str, provider: str | None, when: datetime) -> Decimal | None:
+    """genai-prices' estimate in dollars, asked for this usage (None: it prices no such model)."""
+    found = _calc(usage, model, provider, when)
+    return None if found is None else Decimal(found.total_price)
+
+
+def _calc(usage: Usage, model: str, provider: str | None, when: datetime) -> Any:
+    """genai-prices' whole answer for ``usage`` (None: it has no such price)."""
     try:
         from genai_prices import Usage as PriceUsage
         from genai_prices import calc_price
@@ -164,10 +198,80 @@ def estimate(usage: Usage, model: str, provider: str | None = None, when: dateti
         cache_write_tokens=usage.cache_write,
     )
     try:
-        found = calc_price(asked, model, provider_id=provider, genai_request_timestamp=when)
+        return calc_price(asked, model, provider_id=provider, genai_request_timestamp=when)
     except Exception:  # an unknown model or provider, or anything else: no cost, and the write goes on
         return None
-    return int((Decimal(found.total_price) * PICO).to_integral_value(ROUND_HALF_UP))
+
+
+class _NotFixed(Exception):
+    """A price that is not a rate per token fixed for the whole day."""
+
+
+@lru_cache(maxsize=512)
+def _tiers(model: str, provider: str | None, day: str) -> tuple[int, ...] | None:
+    """The input sizes (tokens) above which ``model``'s rates change on ``day``, () when they
+    never do; :data:`UNPRICED` if the table has no price for it; None when its cost is not a
+    fixed rate per token for the day (it asks a price per request, or by the hour)."""
+    try:
+        found = _found(Usage(input=1), model, provider, day)
+    except _NotFixed:
+        return None
+    if found is None:
+        return UNPRICED
+    from genai_prices.types import TieredPrices
+
+    values = vars(found.model_price).values()
+    return tuple(sorted({t.start for v in values if isinstance(v, TieredPrices) for t in v.tiers}))
+
+
+@lru_cache(maxsize=1024)
+def _rates(model: str, provider: str | None, day: str, tiers: tuple[int, ...], tier: int) -> tuple[Decimal, ...] | None:
+    """Dollars per token of each count of :class:`Usage` (input; output; a cache read and a
+    cache write, beyond what an input token costs) for an input of the ``tier``-th size, on
+    ``day``. They are genai-prices' own answers for a usage of that size, divided by its tokens:
+    within a tier the table's cost is linear in the counts."""
+    size = tiers[tier - 1] + 1 if tier else min((*tiers, 10**6))  # an input of that tier's size
+    if size < 1:
+        return None
+    probes = [Usage(input=size), Usage(input=size, output=size), Usage(input=size, cache_read=size),
+              Usage(input=size, cache_write=size)]  # fmt: skip
+    try:
+        base, *more = (_found(u, model, provider, day) for u in probes)
+    except _NotFixed:
+        return None
+    if base is None or any(m is None for m in more):
+        return None
+    per = Decimal(base.total_price) / size
+    return (per, *((Decimal(m.total_price) - Decimal(base.total_price)) / size for m in more))
+
+
+def _found(usage: Usage, model: str, provider: str | None, day: str) -> Any:
+    """genai-prices' whole answer for ``usage`` at the start of ``day`` (None: no such price);
+    :class:`_NotFixed` if it is not a rate per token fixed for the day."""
+    found = _calc(usage, model, provider, datetime.fromisoformat(day).replace(tzinfo=UTC))
+    if found is not None and not _fixed_rates(found):
+        raise _NotFixed
+    return found
+
+
+def _fixed_rates(found: Any) -> bool:
+    """Whether a price genai-prices found is a rate per token fixed for the day: no price per
+    request, none by the hour (a price from a start date is a day's)."""
+    try:
+        from genai_prices.types import ModelPrice, StartDateConstraint
+
+        prices = found.model.prices
+        conditions = [] if isinstance(prices, ModelPrice) else [p.constraint for p in prices]
+        values = {k: v for k, v in vars(found.model_price).items() if not k.startswith("_") and v is not None}
+    except Exception:  # pragma: no cover - another genai-prices: ask it every time
+        return False
+    return "requests_kcount" not in values and all(c is None or isinstance(c, StartDateConstraint) for c in conditions)
+
+
+def load_prices() -> None:
+    """Load genai-prices' table now (it takes a tenth of a second, pydantic with it), not at
+    the first message priced: an import's worker does it while the store is being opened."""
+    _asked(Usage(input=1), "gpt-4o", None, datetime.now(UTC))
 
 
 def dollars(pico: int | None) -> float | None:
@@ -177,6 +281,8 @@ def dollars(pico: int | None) -> float | None:
 
 def price_table() -> dict[str, str | None]:
     """Which price table the costs come from: genai-prices and its installed version."""
+    from importlib.metadata import PackageNotFoundError, version  # loaded when asked, not at every start
+
     try:
         found: str | None = version("genai-prices")
     except PackageNotFoundError:  # pragma: no cover

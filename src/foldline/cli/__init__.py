@@ -1,52 +1,64 @@
 """The ``foldline`` command: each command parses its options, calls the service and prints.
 
-One module per command group; none of them holds logic of its own.
+One module per command group; none of them holds logic of its own. A command's module is loaded
+only when that command runs (``--help`` loads them all): ``foldline import`` starts without the
+web app or the MCP server, and forks its workers before the store's SQL is loaded.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 import click
 
-from .accounts import account
-from .agents import agent
 from .common import Group
-from .export import export_command
-from .imports import import_command
-from .mcp import mcp_command
-from .redact import redact
-from .samples import samples
-from .search import search_command
-from .serve import serve
-from .shares import share
-from .stamps import maintenance, restamp
-from .status import status
-from .usage import usage_command
-from .workspaces import workspace
+
+# Each command: its module here and the click command in it.
+COMMANDS = {
+    "account": ("accounts", "account"),
+    "agent": ("agents", "agent"),
+    "export": ("export", "export_command"),
+    "import": ("imports", "import_command"),
+    "maintenance": ("stamps", "maintenance"),
+    "mcp": ("mcp", "mcp_command"),
+    "redact": ("redact", "redact"),
+    "samples": ("samples", "samples"),
+    "search": ("search", "search_command"),
+    "serve": ("serve", "serve"),
+    "share": ("shares", "share"),
+    "status": ("status", "status"),
+    "usage": ("usage", "usage_command"),
+    "workspace": ("workspaces", "workspace"),
+}
+OLD_NAMES = {"restamp": ("stamps", "restamp")}  # kept working for scripts; not listed
 
 
-@click.group(cls=Group)
+def _loaded(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
+
+class Commands(Group):
+    """The ``foldline`` group, its commands loaded by name."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*COMMANDS, *OLD_NAMES])
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            command: click.Command = _loaded(*COMMANDS[cmd_name])
+            return command
+        if cmd_name in OLD_NAMES:
+            old: click.Command = _loaded(*OLD_NAMES[cmd_name])
+            return click.Command(cmd_name, callback=old.callback, params=old.params, hidden=True, help=old.help)
+        return None
+
+
+@click.group(cls=Commands)
 @click.version_option(package_name="foldline")
 @click.option("--debug", is_flag=True, help="Show a failure's traceback, not just what went wrong.")
 def main(debug: bool) -> None:
     """Foldline: transcripts of coding agents, served light."""
 
-
-main.add_command(account)
-main.add_command(workspace)
-main.add_command(agent)
-main.add_command(import_command, "import")
-main.add_command(serve)
-main.add_command(mcp_command)
-main.add_command(search_command)
-main.add_command(export_command)
-main.add_command(maintenance)
-# The old name, kept working for scripts; not listed.
-main.add_command(click.Command("restamp", callback=restamp.callback, params=restamp.params, hidden=True,
-                               help=restamp.help))  # fmt: skip
-main.add_command(status)
-main.add_command(redact)
-main.add_command(usage_command)
-main.add_command(samples)
-main.add_command(share)
 
 __all__ = ["main"]

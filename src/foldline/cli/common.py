@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
 
 from ..errors import FoldlineError, NotFound, Unusable
-from ..service import Transcripts
 from ..settings import Settings, default_db
 from ..store import explain, shown, sqlite_file
+
+if TYPE_CHECKING:
+    from ..service import Transcripts
 
 db_option = click.option(
     "--db",
@@ -48,6 +50,8 @@ def settings_for(db: str) -> Settings:
 def service(db: str) -> Iterator[Transcripts]:
     """The service on ``db``, its connections closed when the command is done; a failure of the
     database, then or later, is said naming it."""
+    from ..service import Transcripts  # SQLAlchemy with it: loaded by the commands that open a store
+
     try:
         with Transcripts.open(settings_for(db)) as transcripts:
             yield transcripts

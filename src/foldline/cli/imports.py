@@ -8,9 +8,8 @@ import click
 import orjson
 
 from ..errors import Unusable
-from ..importers import Summary, has_session_logs, import_paths
+from ..importers import Summary, has_session_logs
 from ..importers.ahead import ahead
-from ..importers.watch import follow
 from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
@@ -70,6 +69,9 @@ def import_command(
     existed = file is None or file.exists()
     # The workers are forked first, with one thread here and no store open (importers.ahead).
     with ahead(settings_for(db), paths) as pool, service(db) as transcripts:
+        from ..importers import import_paths
+        from ..importers.watch import follow
+
         if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
             click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
         if account_id is None or workspace_id is None:

@@ -6,8 +6,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import click
-from rich.console import Console
-from rich.progress import Progress, SpinnerColumn, TextColumn
 
 from .common import db_option, emit, json_option, service
 
@@ -15,6 +13,9 @@ from .common import db_option, emit, json_option, service
 @contextmanager
 def progress_line() -> Iterator[Callable[[int, int], None]]:
     """A rich progress line on stderr when it is a terminal; silent otherwise."""
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn
+
     console = Console(stderr=True)
     if not console.is_terminal:
         yield lambda looked, secrets: None

@@ -32,6 +32,7 @@ from ..service.core import canonical_uuid
 from ..service.door import Door
 from ..settings import Settings
 from ..store import MessageWrite
+from ..usage import load_prices
 from .detect import log_files
 from .formats import Group, by_name
 from .jsonl import LongLine, bounded
@@ -71,8 +72,11 @@ def failure(exc: BaseException) -> str:
 
 
 def _start(settings: Settings) -> None:
+    """A worker's start: its door, and the price table loaded while the importing process
+    opens the store and plans the first sessions (not at the first session's first message)."""
     global _door
     _door = Door.of(settings)
+    load_prices()
 
 
 def _ready(group: Group, namespace: uuid.UUID) -> Ready:
@@ -103,9 +107,10 @@ class Ahead:
         self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(settings,))
         self.window = WINDOW * workers
         self._asked: dict[int, tuple[uuid.UUID, Future[Ready], object]] = {}
-        # Fork every worker now, while this process has one thread and no store open.
-        for done in [self._pool.submit(os.getpid) for _ in range(workers)]:
-            done.result()
+        # Fork every worker now, while this process has one thread and no store open: with
+        # "fork", the pool forks them all at its first task, before its own thread starts. It
+        # is not waited for: they load the price table while the store is opened.
+        self._pool.submit(os.getpid)
 
         self.broken = False  # a worker died (or an answer could not be sent): the importer parses itself
 

@@ -8,9 +8,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..errors import FoldlineError
-from ..service import Transcripts
 from .ahead import Ahead, failure, parse_session
 from .detect import find_groups
 from .formats import Group
@@ -18,6 +18,9 @@ from .jsonl import bounded, current_bound
 from .session import Json, Session
 from .summary import Summary
 from .writer import IMPORTER_VERSION, Writer, agent_id, fingerprint, group_key, marked
+
+if TYPE_CHECKING:
+    from ..service import Transcripts
 
 # Why a log that holds only bookkeeping (summaries, file snapshots) makes no agent.
 NO_CONVERSATION = "holds no conversation (no prompt, reply or tool call)"

@@ -19,16 +19,18 @@ import hashlib
 import os
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..errors import NotFound
-from ..service import Transcripts
 from ..store import MessageWrite
 from .formats import Group
 from .session import Conversation, Json, Session, is_idle, short_title
 from .summary import Summary
+
+if TYPE_CHECKING:
+    from ..service import Transcripts
 
 # Bumped when the importer changes what it makes of a log: a session saved by an older importer is
 # parsed again (and only its changed messages written), even if its files are untouched.

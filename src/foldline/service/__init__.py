@@ -12,30 +12,24 @@ of the agent's workspace, a write needs the owner, and every other case is the s
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..message import TURN_ENDED
-from .accounts import Accounts
-from .agents import Agents
 from .core import CALL_MAX, canonical_uuid
-from .exports import Exports
-from .maintenance import Maintenance
-from .reads import Reads
-from .redact import Redact
-from .samples import Samples
-from .search import Search
-from .shares import Shares
 from .tokens import hash_token
-from .workspaces import Workspaces
-from .writes import Writes
+
+if TYPE_CHECKING:
+    from .transcripts import Transcripts
 
 __all__ = ["CALL_MAX", "TURN_ENDED", "Transcripts", "canonical_uuid", "hash_token"]
 
 
-class Transcripts(
-    Accounts, Samples, Workspaces, Agents, Redact, Writes, Reads, Search, Exports, Maintenance, Shares
-):
-    """The service: accounts, workspaces, agents, the write door and every read.
+def __getattr__(name: str) -> Any:
+    # Transcripts (its mixins, the store's SQL and SQLAlchemy under them) loads at its first
+    # use, not with the package: an import's workers, which need only the write door's own
+    # half (.door), are forked before it (foldline.importers.ahead).
+    if name == "Transcripts":
+        from .transcripts import Transcripts
 
-    ``Transcripts.open(settings)`` opens (and migrates) the store at ``settings.db``; ``close()``
-    (or a ``with`` block) releases it. Methods that act for an account take its id first, as
-    :meth:`authenticate` returns it, and raise a :mod:`foldline.errors` class when refused.
-    """
+        return Transcripts
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from ..errors import Forbidden, NotFound
 from ..message import NOT_IN_NAMES, canonical
@@ -19,9 +19,12 @@ from ..pagecache import PageCache
 from ..redaction import Redactor
 from ..registry import Registry
 from ..settings import Settings
-from ..store import EVERYONE, Conversation, SeqChecks, Store, open_store
+from ..store import EVERYONE, Conversation, SeqChecks, open_store
 from .door import Door
 from .tokens import TokenCache
+
+if TYPE_CHECKING:
+    from ..store import Store
 
 CALL_MAX = 256  # code points in a subagent's call id
 

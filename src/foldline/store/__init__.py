@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .diagnosis import explain
 from .errors import BadURL, StaleWrite, StoreError, need_driver
 from .rows import (
@@ -20,8 +22,10 @@ from .rows import (
     StoredPart,
     TextRow,
 )
-from .store import Store
 from .url import normalize_url, shown, sqlite_file
+
+if TYPE_CHECKING:
+    from .store import Store
 
 __all__ = [
     "BadURL",
@@ -48,6 +52,16 @@ __all__ = [
     "shown",
     "sqlite_file",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # The store's SQL (and SQLAlchemy) loads at the first use of Store or open_store; its rows,
+    # errors and URLs do not need it (an import's workers are forked before it loads).
+    if name == "Store":
+        from .store import Store
+
+        return Store
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def open_store(url: str, migrate: bool = True, synchronous: str = "full", wait: float | None = None) -> Store:

@@ -13,7 +13,7 @@ from sqlalchemy import (
     update,
 )
 
-from .core import Hooks
+from .core import Hooks, slot
 from .rows import (
     EVERYONE,
     TOKEN_ID,
@@ -171,8 +171,6 @@ class Accounts(Hooks):
 
     def is_member(self, workspace_id: str, account_id: str) -> bool:
         """Whether the account is a member of the workspace."""
-        query = select(members.c.account_id).where(
-            members.c.workspace_id == workspace_id, members.c.account_id == account_id
-        )
-        with self.read() as conn:
-            return conn.execute(query).first() is not None
+        query = self.prepared("is_member", lambda: select(members.c.account_id).where(
+            members.c.workspace_id == slot("workspace"), members.c.account_id == slot("account")))  # fmt: skip
+        return self.first_row(query, {"workspace": workspace_id, "account": account_id}) is not None

@@ -87,6 +87,31 @@ class Hooks(Backend):
             yield conn
 
     @contextmanager
+    def driver_cursor(self) -> Iterator[Any]:
+        """A cursor of the driver's own, each statement its own transaction (autocommit): a
+        read of one statement needs no BEGIN and COMMIT around it."""
+        conn = self.engine.raw_connection()
+        try:
+            yield conn.cursor()
+        finally:
+            conn.close()
+
+    def prepared(self, key: str, build: Callable[[], Any]) -> Prepared:
+        """The statement ``build`` makes, compiled for this store once and kept by ``key``."""
+        kept: dict[str, Prepared] = self.__dict__.setdefault("_prepared", {})
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = self._prepare(build())
+        return found
+
+    def first_row(self, statement: Prepared, params: dict[str, Any]) -> Any:
+        """The first row of a read of one statement (None: none), run as it is on the driver's
+        cursor: the read most often asked (is this account a member, what is this conversation)
+        costs a round trip, not the five of a SQLAlchemy transaction."""
+        with self.driver_cursor() as cursor:
+            return cursor.execute(statement.sql, statement.bind(params)).fetchone()
+
+    @contextmanager
     def driver_read(self) -> Iterator[Any]:
         conn = self.engine.raw_connection()
         try:
@@ -116,6 +141,10 @@ class Hooks(Backend):
     ) -> None:
         """Run :meth:`upsert` on an open connection."""
         conn.execute(self.upsert(table, values, keys, update_cols))
+
+    def insert_rows(self, conn: Connection, table: Any, rows: Sequence[dict[str, Any]]) -> None:
+        """Insert many new rows of one shape (a batch's parts and chunks), in the open transaction."""
+        conn.execute(insert(table), list(rows))
 
     def announce(self, conn: Connection, conversation_id: str) -> None:
         pass

@@ -84,17 +84,9 @@ class Reads(Hooks):
         None when there is no such conversation and when the account may not see it: the caller
         cannot tell the two apart. A subagent's id is never accepted as an agent's.
         """
-        query = self._conversation_query().join(
-            members,
-            and_(members.c.workspace_id == conversations.c.workspace_id, members.c.account_id == account_id),
-        )
-        if call_id is None:
-            query = query.where(conversations.c.id == agent_id, conversations.c.parent_id.is_(None))
-        else:
-            query = query.where(conversations.c.parent_id == agent_id, conversations.c.call_id == call_id)
-        with self.read() as conn:
-            row = conn.execute(query).first()
-        return Conversation(**row._asdict()) if row else None
+        check = self._page_sql(None, call_id is not None, False, False).conversation
+        row = self.first_row(check, {"account": account_id, "agent": agent_id, "call": call_id})
+        return Conversation(*row) if row else None
 
     def read_page(
         self, account_id: str, agent_id: str, call_id: str | None, *, cut: TextTools | None, limit: int | None,

@@ -11,13 +11,13 @@ from sqlalchemy import (
     Connection,
     delete,
     func,
-    insert,
     select,
     update,
 )
 
 from ..usage import MessageUsage
 from .chunks import chunk_rows
+from .core import slot
 from .errors import StaleWrite
 from .rows import (
     TOTALS,
@@ -321,9 +321,8 @@ class Writes(Staging):
             conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
         return int(seq)
 
-    @staticmethod
     def _replace_parts(
-        conn: Connection, conv_id: str, replaced: Sequence[str], stored: Sequence[Written]
+        self, conn: Connection, conv_id: str, replaced: Sequence[str], stored: Sequence[Written]
     ) -> None:
         """Drop the parts of the ``replaced`` messages, and insert ``stored``: (message id,
         position, seq, its parts) of each message written."""
@@ -338,7 +337,7 @@ class Writes(Staging):
             for message_id, position, seq, written in stored for part in written
         ]  # fmt: skip
         if rows:
-            conn.execute(insert(parts), rows)
+            self.insert_rows(conn, parts, rows)
 
     def _chunk_rows(self, conversation_id: str, write: MessageWrite) -> list[Row]:
         """The chunk rows of a message's searchable fields, ready to insert."""
@@ -366,7 +365,7 @@ class Writes(Staging):
             conn.execute(delete(part_text).where(t.conversation_id == conversation_id, t.message_id.in_(some)))
         if not rows:
             return
-        conn.execute(insert(part_text), list(rows))
+        self.insert_rows(conn, part_text, rows)
 
     def stamp(self, conv: Conversation, message_id: str, seq: int, stamp: str) -> bool:
         """Stamp one message as it stands, if the write ``seq`` made it (a rewrite since keeps
@@ -424,8 +423,9 @@ class Writes(Staging):
 
     def import_state(self, source: str) -> str | None:
         """What the importers recorded for a source (a session file), or None if never imported."""
-        with self.read() as conn:
-            return conn.execute(select(imports.c.state).where(imports.c.source == source)).scalar()
+        query = self.prepared("import_state", lambda: select(imports.c.state).where(imports.c.source == slot("source")))
+        row = self.first_row(query, {"source": source})
+        return None if row is None else row[0]
 
     def set_import_state(self, source: str, state: str) -> None:
         """Record (or replace) the import state of a source."""
