@@ -330,11 +330,13 @@ def giant(writer: Writer, files: list[Path], chars: int, needle: str | None) -> 
     return message_id, len(output), offset
 
 
-def make_corpus(root: Path, pools: Pools, size: int) -> Corpus:
+def make_corpus(root: Path, pools: Pools, size: int, targets: list[int] | None = None, giants: bool = True) -> Corpus:
+    """The corpus in steps of ``size / 100``, ``size / 10`` and ``size`` stored, or of ``targets``
+    (the last ``size``); ``giants``: the big outputs in the last step (see the module's text)."""
     writer = Writer(root, pools, size)
     rare = Needle("fl" + secrets.token_hex(8), 5)
     middle = Needle("fl" + secrets.token_hex(8), 1)
-    steps = [Step(size // 100), Step(size // 10), Step(size)]
+    steps = [Step(t) for t in targets or (size // 100, size // 10, size)]
     bigs: dict[str, Big] = {}
     kinds = ["prompt", "text", "thought", "input", "output"]
     for n, step in enumerate(steps):
@@ -346,7 +348,7 @@ def make_corpus(root: Path, pools: Pools, size: int) -> Corpus:
                 if writer.file is None or writer.left <= 0:
                     writer.new_agent(step.files)
                 writer.write(writer.planted(kind, rare.token))
-        if n == len(steps) - 1:  # the big outputs, spread through the last step
+        if giants and n == len(steps) - 1:  # the big outputs, spread through the last step
             specs = [("50a", size // 20, middle.token), ("50b", size // 20, None), ("slice-1MB", 1_000_000, None),
                      ("50c", size // 20, None), ("slice-big", size // 10, None), ("50d", size // 20, None)]  # fmt: skip
             gap = (step.target - writer.stored - sum(s[1] for s in specs)) // (len(specs) + 1)
