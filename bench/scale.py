@@ -174,8 +174,8 @@ class Store:
         page: Json = response.json()
         return page
 
-    def agents_page(self) -> Json:
-        params = {"workspace_id": self.workspace, "sort": "activity", "limit": AGENTS_PAGE}
+    def agents_page(self, limit: int = AGENTS_PAGE) -> Json:
+        params = {"workspace_id": self.workspace, "sort": "activity", "limit": limit}
         response = self.http.get("/api/agents", params=params)
         response.raise_for_status()
         page: Json = response.json()
@@ -196,8 +196,9 @@ class Store:
                 return {"hits": hits, "next": page["next"], "requests": requests}
             params["cursor"] = page["next"]
 
-    def reads(self, agent: int) -> dict[str, Callable[[], str]]:
-        """The three reads, each checked and saying what it answered."""
+    def reads(self, agent: int, page: int = AGENTS_PAGE) -> dict[str, Callable[[], str]]:
+        """The three reads, each checked and saying what it answered; the agents list's page
+        holds ``page`` agents (so that a small store's and a big one's pages are alike)."""
         agent_id = self.agents[agent]
         total = len(self.agents)
         rare = queries(self.corpus, last=False)[0]
@@ -209,9 +210,9 @@ class Store:
             return f"{count} messages, cut"
 
         def agents() -> str:
-            page = self.agents_page()
-            count = len(page["agents"])
-            assert count == min(AGENTS_PAGE, total) and (page["next"] is not None) == (total > AGENTS_PAGE), count
+            listed = self.agents_page(page)
+            count = len(listed["agents"])
+            assert count == min(page, total) and (listed["next"] is not None) == (total > page), count
             return f"{count} of {total:,} agents"
 
         def search() -> str:
@@ -236,7 +237,8 @@ def typical(corpus: Corpus) -> int:
 def timed(stores: list[Store], agent: int, runs: int = RUNS) -> list[Json]:
     """Each store's three reads, checked once, then timed in ``runs`` rounds (every read of
     every store in turn in each round): per store and read, the answer, p50 and p99 in ms."""
-    reads = [s.reads(agent) for s in stores]
+    page = min(AGENTS_PAGE, *(len(s.agents) for s in stores))  # a full page on every store: like for like
+    reads = [s.reads(agent, page) for s in stores]
     answers = [{name: read() for name, read in r.items()} for r in reads]  # checked, and warmed
     times: list[dict[str, list[float]]] = [{name: [] for name in READS} for _ in stores]
     for _ in range(runs):
