@@ -56,6 +56,7 @@ from search import (
     queries,
     read_pools,
     wait_until_up,
+    write_block,
 )
 
 from foldline.importers.writer import BATCH_BYTES, BATCH_MESSAGES
@@ -64,8 +65,6 @@ from foldline.service import Transcripts
 from foldline.settings import Settings
 from foldline.store import open_store
 
-ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT / "docs" / "benchmarks.md"
 RUNS = 40  # interleaved rounds of the three reads
 CUT_PAGE = 15  # static/transcript.js PAGE: the panel's first cut page
 AGENTS_PAGE = 50  # static/app.js AGENTS_PAGE: the agents list's page
@@ -445,39 +444,6 @@ def print_tables(state: Json) -> None:
         console.print(line.replace("**", ""))
 
 
-def write_doc(block: str) -> None:
-    doc = DOC.read_text()
-    start, end = "<!-- scale:start -->", "<!-- scale:end -->"
-    if start in doc and end in doc:
-        doc = doc[: doc.index(start)] + f"{start}\n{block}\n{end}" + doc[doc.index(end) + len(end) :]
-    else:
-        doc += f"\n## Scale: `bench/scale.py`\n\n{SECTION}\n{start}\n{block}\n{end}\n"
-    DOC.write_text(doc)
-
-
-SECTION = """\
-    .venv/bin/python bench/scale.py                  # 10 GB per backend against 100 MB; rewrites the figures below
-    .venv/bin/python bench/scale.py --size 200MB --small 20MB --no-write   # a quick run
-    .venv/bin/python bench/scale.py --report figures.json   # the tables again, from what --save kept
-
-The corpus is `bench/search.py`'s, without its giant outputs, in two steps: `--small` (100 MB)
-and `--size` (10 GB) stored, the rare word planted in five messages of the small step. Each
-backend is written as an import writes (agent by agent, `Transcripts.put_messages` in the
-importer's batches of 500 messages or 4 MB) while `foldline serve` runs on the same store and
-indexes the backlog as the writes go; each step ends when `GET /api/status` shows no backlog.
-One backend at a time: its store is built, measured and dropped before the next is built.
-Timed over HTTP: the first cut page of the first step's median agent, as the panel asks it
-(`parts=cut&limit=15`), the agents list's first page (`sort=activity&limit=50`) and the rare
-word (its five hits checked), 40 rounds with the reads interleaved. The server's page cache is
-off (`FOLDLINE_PAGE_CACHE_MB=0`), so every cut page is read from the store, as an agent's first
-view is, not sent from the copy the first read kept. The figure judged is the ratio of the
-medians on the full store and on a fresh store of the small step alone, timed in the same rounds
-(so not the drift of a shared machine); the small store as it was built, minutes or hours
-earlier, is shown beside it. The agents list's page on the small store holds fewer than 50
-agents when the small step has fewer (the answer column says how many).
-"""
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=parse_size, default=parse_size("10GB"), help="corpus stored (default 10GB)")
@@ -508,8 +474,8 @@ def main() -> None:
     print()
     print_tables(state)
     if not args.no_write:
-        write_doc(report(state))
-        print(f"\nwritten to {DOC.relative_to(ROOT)}")
+        write_block("scale", "Scale: `bench/scale.py`", report(state))
+        print("\nwritten to docs/benchmarks.md")
 
 
 if __name__ == "__main__":

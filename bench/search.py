@@ -1080,12 +1080,18 @@ def report(state: Json) -> str:
 
 
 def write_doc(block: str) -> None:
+    write_block("search", "Search and slices: `bench/search.py`", block)
+
+
+def write_block(marker: str, heading: str, block: str) -> None:
+    """``block`` between docs/benchmarks.md's ``<!-- marker:start -->`` and ``:end`` markers
+    (a new section under ``heading`` at the end when they are not there)."""
     doc = DOC.read_text()
-    start, end = "<!-- search:start -->", "<!-- search:end -->"
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     if start in doc and end in doc:
         doc = doc[: doc.index(start)] + f"{start}\n{block}\n{end}" + doc[doc.index(end) + len(end) :]
     else:
-        doc += f"\n## Search and slices: `bench/search.py`\n\n{start}\n{block}\n{end}\n"
+        doc += f"\n## {heading}\n\n{start}\n{block}\n{end}\n"
     DOC.write_text(doc)
 
 

@@ -52,10 +52,11 @@ class Indexer:
         self.quiet_keep = quiet_keep  # ... unless more code points than this are pending
         self._behind = False
         self._next_look = 0.0
-        self._own = False  # this process wrote since the last look at the backlog
-        self._pending: int | None = None  # chunks pending at the last look
-        self._indexed = 0  # chunks indexed since then
-        self._others_at = -float("inf")  # when another process's writes last grew the backlog
+        self._own = False  # this process wrote since the last look at the newest chunk
+        self._last: int | None = None  # the newest chunk's id at that look
+        self._others_at = -float("inf")  # when another process's writes last added chunks
+        self._small = True  # the backlog was under quiet_keep at the last look at its size
+        self._next_size = 0.0
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
@@ -92,7 +93,6 @@ class Indexer:
         while not self._stop.is_set():
             try:
                 done = self.transcripts.index_pending() if self._over_keep() and not self._yielding() else 0
-                self._indexed += done
             except Exception:
                 log.warning("search indexer: a batch failed; trying again in %.0f s", RETRY_SECONDS, exc_info=True)
                 self._stop.wait(RETRY_SECONDS)
@@ -118,15 +118,19 @@ class Indexer:
 
     def _yielding(self) -> bool:
         """With ``quiet``: whether another process's writes go first. Before each batch the
-        backlog is read: chunks that came since the last look (the change, plus what this
-        indexer took meanwhile) while this process wrote nothing are another process's."""
+        newest chunk's id is read (one index lookup): chunks written since the last look while
+        this process wrote nothing are another process's. The backlog's size, a sum over every
+        pending chunk, is read at most every :data:`LOOK_SECONDS`."""
         if not self.quiet:
             return False
-        backlog = self.transcripts.backlog()
-        pending = int(backlog["pending_chunks"])
+        last = self.transcripts.last_chunk()
         now = time.monotonic()
-        if self._pending is not None and pending - self._pending + self._indexed > 0 and not self._own:
+        if self._last is not None and last > self._last and not self._own:
             self._others_at = now
-        self._pending, self._indexed, self._own = pending, 0, False
-        small = int(backlog["pending_code_points"]) <= self.quiet_keep
-        return small and now - self._others_at < self.quiet
+        self._last, self._own = last, False
+        if now - self._others_at >= self.quiet:
+            return False
+        if now >= self._next_size:
+            self._next_size = now + LOOK_SECONDS
+            self._small = int(self.transcripts.backlog()["pending_code_points"]) <= self.quiet_keep
+        return self._small

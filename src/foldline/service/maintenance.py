@@ -43,6 +43,10 @@ class Maintenance(Core):
             return 0
         return self._store.index_pending()[0]
 
+    def last_chunk(self) -> int:
+        """The id of the newest chunk written: it grows with every write of searchable text."""
+        return self._store.last_chunk()
+
     def backlog(self, account: str | None = None) -> dict[str, Any]:
         """What the search index has not reached yet: every chunk (``account`` None, for the
         operator's ``foldline status``) or those of the transcripts ``account`` may read."""

@@ -45,6 +45,12 @@ class TextIndex(Hooks):
         with self.read() as conn:
             return conn.execute(select(part_text.c.id).where(part_text.c.pending).limit(1)).first() is not None
 
+    def last_chunk(self) -> int:
+        """The id of the newest chunk written (0: none), by the key's index: a write's chunks
+        raise it, indexing does not."""
+        query = self.prepared("last_chunk", lambda: select(func.coalesce(func.max(part_text.c.id), 0)))
+        return int(self.first_row(query, {})[0])
+
     def backlog(self, account_id: str | None = None) -> Backlog:
         """The chunks the engine's index has not reached yet: all of them, or those of the
         conversations ``account_id`` may read; their code points, and when the oldest one's

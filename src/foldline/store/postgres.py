@@ -221,6 +221,7 @@ class PostgresStore(Store):
 
     @contextmanager
     def driver_cursor(self) -> Iterator[Any]:
+        # In autocommit: each statement its own snapshot, no BEGIN and COMMIT.
         conn = self.engine.raw_connection()
         try:
             driver: Any = conn.driver_connection
@@ -236,18 +237,9 @@ class PostgresStore(Store):
     def driver_read(self) -> Iterator[Any]:
         # In autocommit: a page is one statement, its own snapshot. Text comes back as the UTF-8
         # bytes PostgreSQL sent (Utf8Bytes): the page sends its JSON as it is.
-        conn = self.engine.raw_connection()
-        try:
-            driver: Any = conn.driver_connection
-            driver.autocommit = True
-            try:
-                cursor = driver.cursor()
-                cursor.adapters.register_loader("text", Utf8Bytes)
-                yield cursor
-            finally:
-                driver.autocommit = False
-        finally:
-            conn.close()
+        with self.driver_cursor() as cursor:
+            cursor.adapters.register_loader("text", Utf8Bytes)
+            yield cursor
 
     def part_body(self, conv: Conversation, message_id: str, index: int) -> StoredBody | None:
         # psycopg hands a value over whole (as text, decoded to str and encoded again: 11 times
