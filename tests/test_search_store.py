@@ -23,12 +23,12 @@ from sqlalchemy.dialects import postgresql
 
 from foldline import NotFound
 from foldline.service import Transcripts
-from foldline.store import Store, StoreError, open_store
+from foldline.store import Store, StoreError, open_store, terms
 from foldline.store import core as store_core
 from foldline.store import sqlite as sqlite_store_module
 from foldline.store.chunks import CHUNK
 from foldline.store.fold import FOLD
-from foldline.store.terms import contains
+from foldline.store.terms import PROBES, contains, fts_query, probes, share, trigrams
 
 # Code points a word may hold: letters of every script, emoji, combining marks, CJK; no spaces
 # (they split words) and no quotes (they make phrases).
@@ -395,6 +395,41 @@ def python_matches(work: Callable[[], Any]) -> tuple[Any, int]:
     finally:
         sys.setprofile(None)
     return answer, asked
+
+
+def test_the_index_is_asked_a_terms_rarest_trigrams_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # An index entry costs the engine what it holds: "fla" is in 30% of a big store's chunks,
+    # "la3" in 0.2%. A hex token's commonest trigrams are not asked; its rare ones until they
+    # narrow the chunks enough. A term of common trigrams only asks them all, up to PROBES.
+    token = "fla3565967a817d62a"
+    asked = probes([token])
+    assert 2 <= len(asked) <= 6 and "fla" not in asked and set(asked) <= set(trigrams(token))
+    assert math.prod(share(g) for g in asked) <= terms.NARROW_TO < math.prod(share(g) for g in asked[:-1])
+    # the token has room for three trigrams apart, and those are asked first
+    assert not any(set(range(token.index(a), token.index(a) + 3)) & set(range(token.index(b), token.index(b) + 3))
+                   for a in asked[:3] for b in asked[:3] if a < b)  # fmt: skip
+    assert sorted(probes(["error"])) == ["err", "ror", "rro"]
+    long = uuid.uuid4().hex * 2
+    monkeypatch.setattr(terms, "NARROW_TO", 0.0)  # as if no trigram narrowed much: up to PROBES
+    assert len(trigrams(long)) > PROBES and len(probes([long])) == PROBES
+    monkeypatch.undo()
+    assert probes(["ab", "x"]) == [] and probes([token], usable=lambda gram: False) == []
+    assert fts_query([token]) == " AND ".join(f'"{g}"' for g in asked)
+
+
+def test_a_chunk_holding_the_asked_trigrams_apart_is_no_hit(transcripts: Transcripts, me: tuple[str, str]) -> None:
+    # The index lets through what holds the trigrams asked; the whole term decides, indexed or not.
+    account, agent = me
+    token = "fl" + uuid.uuid4().hex[:16]
+    apart, written, upper = new_id(), new_id(), new_id()
+    transcripts.put_message(account, agent, apart, user(" ".join(probes([token])) + " " + token[:-1], apart))
+    transcripts.put_message(account, agent, written, user(f"at {token}.", written))
+    transcripts.put_message(account, agent, upper, user(f"AT {token.upper()}", upper))
+    later = [new_id() for _ in range(40)]  # newer than the walk of the newest chunks reads first (PostgreSQL)
+    transcripts.put_messages(account, agent, [(m, user("later", m)) for m in later])
+    caught_up(transcripts._store)
+    found = [h["message_id"] for h in transcripts.search(account, token, agent=agent)["hits"]]
+    assert found == [upper, written]
 
 
 def test_a_search_of_an_ascii_word_asks_python_of_no_chunk(transcripts: Transcripts, me: tuple[str, str]) -> None:
