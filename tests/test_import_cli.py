@@ -329,3 +329,48 @@ def test_an_import_goes_on_in_its_own_process_when_its_workers_die(tmp_path: Pat
     count = ("agents", "messages", "parts")
     assert [found["killed"][k] for k in count] == [found["whole"][k] for k in count]
     assert found["whole"]["messages"] > 0
+
+
+FIRST_IMPORT = """
+import sys
+from foldline.cli import main
+from foldline.importers import importer
+from foldline.importers.ahead import Ahead
+from foldline.service import transcripts
+
+said = []
+asked, opened, parsed = Ahead.ask, transcripts.Transcripts.open, importer.parse
+Ahead.ask = lambda self, group, *a: said.append("ask") or asked(self, group, *a)
+transcripts.Transcripts.open = classmethod(lambda cls, *a, **k: said.append("open") or opened.__func__(cls, *a, **k))
+importer.parse = lambda group, *a: said.append("parsed here") or parsed(group, *a)
+try:
+    main(sys.argv[1:])
+finally:
+    print(" ".join(said), file=sys.stderr)
+"""
+
+
+def test_a_first_import_into_a_new_store_parses_while_the_store_is_made(tmp_path: Path) -> None:
+    """Into a new SQLite file, the workers are asked for the first sessions before the store is
+    opened (its local workspace's id chosen first), and what they parse is what is written: the
+    importing process parses nothing itself. The store holds what a one-process import stores,
+    and a second import finds every session unchanged."""
+    sources = [str(DATA / "claude-code")]
+    found = {}
+    for workers in ("2", "0"):
+        db = str(tmp_path / f"workers-{workers}.db")
+        env = {**os.environ, "FOLDLINE_IMPORT_WORKERS": workers}
+        args = [sys.executable, "-c", FIRST_IMPORT, "import", "--json", "--db", db, *sources]
+        done = subprocess.run(args, capture_output=True, timeout=180, check=True, env=env)
+        found[workers] = orjson.loads(done.stdout)
+        said = done.stderr.decode().split()
+        if workers == "2":
+            assert said[: said.index("open")].count("ask") == 4 and "here" not in said  # the pool's window
+        again = subprocess.run(args, capture_output=True, timeout=180, check=True, env=env)
+        assert orjson.loads(again.stdout)["unchanged"] == found[workers]["agents"] > 0
+        t = local_transcripts(db)
+        local = ensure_local(t, db)
+        agents = t.list_agents(local.account_id, local.workspace_id)["agents"]
+        found[workers]["titles"] = sorted(a["title"] for a in agents)
+        t.close()
+    assert found["2"] == found["0"] and not found["2"]["skipped"]

@@ -37,13 +37,14 @@ def token_file(db: str) -> Path:
     return Path.home() / ".config" / "foldline" / f"local-{digest}.token"
 
 
-def ensure_local(t: Transcripts, db: str) -> Local:
-    """The local account, its workspace and a working token, made if missing."""
+def ensure_local(t: Transcripts, db: str, workspace_id: str | None = None) -> Local:
+    """The local account, its workspace and a working token, made if missing (the workspace
+    under ``workspace_id``, if given)."""
     path = token_file(db)
     found = t.accounts_named(LOCAL)
     if not found:
         account = t.create_account(LOCAL)
-        t.create_workspace(LOCAL, [account["id"]])
+        t.create_workspace(LOCAL, [account["id"]], workspace_id)
         write_token(path, account["token"])
         return local(t, account["id"], account["token"])
     account_id = found[0]

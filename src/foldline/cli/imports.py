@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
+import uuid
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 import orjson
 
 from ..errors import Unusable
 from ..importers import Summary, has_session_logs
-from ..importers.ahead import ahead
+from ..importers.ahead import Ahead, ahead
+from ..importers.detect import find_groups
+from ..importers.importer import Found, import_paths, parse_first
 from ..indexer import Indexer
 from ..local_account import ensure_local
 from ..settings import default_db
 from ..store import sqlite_file
 from .common import service, settings_for
 from .progress import progress_bar
+
+if TYPE_CHECKING:
+    from ..service import Transcripts
 
 WHERE_LOGS = (
     "Claude Code keeps its session logs in ~/.claude/projects, Codex in ~/.codex/sessions;"
@@ -68,39 +76,60 @@ def import_command(
     file = sqlite_file(db)
     existed = file is None or file.exists()
     # The workers are forked first, with one thread here and no store open (importers.ahead).
-    with ahead(settings_for(db), paths) as pool, service(db) as transcripts:
-        from ..importers import import_paths
+    with ahead(settings_for(db), paths) as pool:
+        found = find_groups(paths)
+        # Into a new store, its local workspace's id is chosen now, and the workers parse the
+        # first sessions while the store is made (each is taken only if its plan agrees).
+        first = str(uuid.uuid4()) if pool is not None and not existed and workspace_id is None else None
+        if pool is not None and first is not None:
+            parse_first(pool, found, first)
+        with service(db) as transcripts:
+            if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
+                click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
+            if account_id is None or workspace_id is None:
+                local = ensure_local(transcripts, db, first)
+                account_id = account_id or local.account_id
+                workspace_id = workspace_id or local.workspace_id
+            run(transcripts, Run(paths, found, pool, account_id, workspace_id), as_json, watch, wait_index)
 
-        if not existed and file is not None and file.exists():  # a new, empty store: maybe not the one meant
-            click.echo(f"created a new store at {file}; pass --db or set FOLDLINE_DB to use another", err=True)
-        if account_id is None or workspace_id is None:
-            local = ensure_local(transcripts, db)
-            account_id = account_id or local.account_id
-            workspace_id = workspace_id or local.workspace_id
-        # Beside the writes, the index takes only a backlog too big to search in time; the rest
-        # waits for a server, the next import, or --wait-index (searches read it meanwhile).
-        keep = int(transcripts.settings.import_backlog_mb * 1_000_000)
-        indexer = Indexer(transcripts, keep=keep)
-        indexer.start()
-        try:
-            with progress_bar(not as_json) as told:
-                summary = import_paths(
-                    transcripts, paths, account_id=account_id, workspace_id=workspace_id, progress=told, pool=pool
-                )
-            if wait_index:
-                indexer.stop()
-                indexer.catch_up()
-            report(summary, as_json)
-            if watch:  # a process that stays: it indexes everything, as a server does
-                if pool is not None:
-                    pool.close()  # what it follows comes a few lines at a time
-                indexer.stop()
-                indexer = Indexer(transcripts)
-                indexer.start()
-                folders = ", ".join(str(Path(p).expanduser().resolve()) for p in paths)
-                click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
-                from ..importers.watch import follow
 
-                follow(transcripts, list(paths), account_id, workspace_id, lambda s: report(s, as_json))
-        finally:
+@dataclass(frozen=True)
+class Run:
+    """An import to run: its paths and the sessions found under them, its workers, who and where."""
+
+    paths: tuple[str, ...]
+    found: Found
+    pool: Ahead | None
+    account_id: str
+    workspace_id: str
+
+
+def run(transcripts: Transcripts, job: Run, as_json: bool, watch: bool, wait_index: bool) -> None:
+    # Beside the writes, the index takes only a backlog too big to search in time; the rest
+    # waits for a server, the next import, or --wait-index (searches read it meanwhile).
+    keep = int(transcripts.settings.import_backlog_mb * 1_000_000)
+    indexer = Indexer(transcripts, keep=keep)
+    indexer.start()
+    try:
+        with progress_bar(not as_json) as told:
+            summary = import_paths(
+                transcripts, job.paths, account_id=job.account_id, workspace_id=job.workspace_id, progress=told,
+                pool=job.pool, found=job.found,
+            )  # fmt: skip
+        if wait_index:
             indexer.stop()
+            indexer.catch_up()
+        report(summary, as_json)
+        if watch:  # a process that stays: it indexes everything, as a server does
+            if job.pool is not None:
+                job.pool.close()  # what it follows comes a few lines at a time
+            indexer.stop()
+            indexer = Indexer(transcripts)
+            indexer.start()
+            folders = ", ".join(str(Path(p).expanduser().resolve()) for p in job.paths)
+            click.echo(f"watching {folders} for new session lines (Ctrl-C to stop)", err=True)
+            from ..importers.watch import follow
+
+            follow(transcripts, list(job.paths), job.account_id, job.workspace_id, lambda s: report(s, as_json))
+    finally:
+        indexer.stop()

@@ -39,6 +39,7 @@ from .jsonl import LongLine, bounded
 from .session import Session
 
 WINDOW = 2  # sessions parsed ahead per worker at most (their messages are held in memory)
+NICE = 10  # how much a worker yields to the importing process (whose writes, one at a time, are the pace)
 SMALL = 4 * 2**20  # bytes of logs: a smaller import is done in one process (forking costs more)
 
 _door: Door | None = None  # a worker's own, made by _start
@@ -75,6 +76,7 @@ def _start(settings: Settings) -> None:
     """A worker's start: its door, and the price table loaded while the importing process
     opens the store and plans the first sessions (not at the first session's first message)."""
     global _door
+    os.nice(NICE)
     _door = Door.of(settings)
     load_prices()
 
@@ -128,6 +130,10 @@ class Ahead:
         """The plan ``group`` was asked for under (None if it was not)."""
         asked = self._asked.get(id(group))
         return asked[2] if asked is not None else None
+
+    def asked(self, group: Group) -> bool:
+        """Whether ``group`` is being parsed (or was, and is not taken yet)."""
+        return id(group) in self._asked
 
     @property
     def in_flight(self) -> int:

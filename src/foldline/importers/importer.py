@@ -41,6 +41,7 @@ class Step:
 
 
 Progress = Callable[[Step], None]
+Found = tuple[list[Group], list[tuple[str, str]]]  # what find_groups found: the sessions, the files passed over
 
 
 def parse(group: Group, transcripts: Transcripts, namespace: uuid.UUID) -> Session:
@@ -244,22 +245,24 @@ def import_paths(
     workspace_id: str,
     progress: Progress | None = None,
     pool: Ahead | None = None,
+    found: Found | None = None,
 ) -> Summary:
     """Import every session of a known agent found under ``paths`` (files or folders); ``pool``'s
-    workers parse sessions ahead of the writes (:mod:`.ahead`)."""
+    workers parse sessions ahead of the writes (:mod:`.ahead`). ``found``: what
+    :func:`~.detect.find_groups` found under them, if it was asked already (:func:`parse_first`)."""
     # checked before anything is read: no session belongs nowhere
     workspace_id = transcripts.check_member(account_id, workspace_id)
     with bounded(transcripts.settings.import_max_line) as bound:
-        summary = import_found(transcripts, paths, account_id, workspace_id, progress, pool)
+        summary = import_found(transcripts, found or find_groups(paths), account_id, workspace_id, progress, pool)
     summary.skipped.extend((long.path, long.reason) for long in bound.long.values())
     return summary
 
 
 def import_found(
-    transcripts: Transcripts, paths: Iterable[str | Path], account_id: str, workspace_id: str,
-    progress: Progress | None, pool: Ahead | None = None,
+    transcripts: Transcripts, found: Found, account_id: str, workspace_id: str, progress: Progress | None,
+    pool: Ahead | None = None,
 ) -> Summary:  # fmt: skip
-    groups, skipped = find_groups(paths)
+    groups, skipped = found
     summary = Summary(skipped=list(skipped))
     writer = Writer(transcripts, account_id, workspace_id)
     sizes = {id(g): size(g) for g in groups}
@@ -293,11 +296,22 @@ def ask_ahead(writer: Writer, pool: Ahead, order: list[Group], start: int) -> in
     index of the first not asked. A session is asked for under the key its plan has now; if an
     earlier session's write changes that (a claim), the importer parses it again itself."""
     while not pool.broken and start < len(order) and pool.in_flight < pool.window:
-        planned = plan(writer, order[start])
-        if isinstance(planned, Plan):
-            pool.ask(order[start], uuid.UUID(planned.agent), planned)
+        if not pool.asked(order[start]):  # asked by parse_first: its plan is made when it is taken
+            planned = plan(writer, order[start])
+            if isinstance(planned, Plan):
+                pool.ask(order[start], uuid.UUID(planned.agent), planned)
         start += 1
     return start
+
+
+def parse_first(pool: Ahead, found: Found, workspace_id: str) -> None:
+    """Before a new store is made: have the pool parse the first sessions as a first import into
+    it writes them, each under its own key (a new store holds no record that says otherwise) in
+    the workspace that will be made as ``workspace_id``. Each is taken only if its plan, made
+    once the store is open, is the one (:meth:`Ahead.take` checks the agent's id)."""
+    order = ordered(found[0])
+    for group in order[: pool.window]:
+        pool.ask(group, uuid.UUID(agent_id(workspace_id, group_key(group))))
 
 
 def size(group: Group) -> int:

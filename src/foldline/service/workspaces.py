@@ -11,10 +11,12 @@ from .core import Core, Json, canonical_uuid
 
 
 class Workspaces(Core):
-    def create_workspace(self, name: str, member_ids: list[str]) -> Json:
-        """A new workspace with these members (the operator's command line)."""
+    def create_workspace(self, name: str, member_ids: list[str], workspace_id: str | None = None) -> Json:
+        """A new workspace with these members (the operator's command line); ``workspace_id``: its
+        id, chosen by the caller (a first import, which parses sessions before the store is made)."""
         members = [self._known_account(account_id) for account_id in member_ids]
-        return self._store.create_workspace(str(uuid.uuid4()), name, members)
+        chosen = str(uuid.uuid4()) if workspace_id is None else canonical_uuid(workspace_id, "workspace")
+        return self._store.create_workspace(chosen, name, members)
 
     def workspaces(self) -> list[Json]:
         """Every workspace with its members' ids (for the operator's command line)."""
