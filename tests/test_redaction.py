@@ -9,11 +9,15 @@ import json
 import random
 import re
 import uuid
+from dataclasses import replace
 
 import pytest
 from fake_secrets import in_context, make
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from foldline.redaction import Allowlist, Redactor, Rule, marker
+from foldline.redaction.rules import BUILTIN
 
 SECRETS = make()
 
@@ -148,3 +152,23 @@ def test_a_secret_in_a_big_output_is_found_wherever_it_falls(kind: str) -> None:
     for text in (filler + line + filler, filler + filler + line):
         redacted, found = Redactor().text(text)
         assert found == 1 and secret not in redacted and marker(kind) in redacted
+
+
+# Pieces a text is made of: every kind of secret in its context, the literals alone and in
+# near misses (a name with no value, a value too short, a prefix and no token), and prose.
+PIECES = [
+    *(in_context(kind, secret) for kind, secret in SECRETS.items()),
+    *(literal for rule in BUILTIN for literal in rule.prefilter),
+    "monkey=abc123DEF456ghi", "api_key: short", "token = ${TOKEN}", "Pwd=Zx9Qw8Er7Ty6Ui5", "xoxb-", "AKIA",
+    "eyJ", "AIza", "secret", "the build passed", "\n", " ", "=", ":", '"', "é", "🙂",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
+def test_a_rule_tried_only_where_its_matches_start_finds_what_a_whole_search_finds(text: str) -> None:
+    # Rule.back: a rule whose matches start at a fixed place before one of its literals is tried
+    # only there; the same text searched whole by every rule redacts alike.
+    whole = Redactor(rules=tuple(replace(rule, back=None) for rule in BUILTIN))
+    assert Redactor().text(text) == whole.text(text)
+    assert any(rule.back is not None for rule in BUILTIN)

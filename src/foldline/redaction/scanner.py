@@ -36,7 +36,8 @@ WINDOW = 1 << 20  # code points of a text searched per call: a text full of one 
 class Gate:
     """Which rules may match a text: every rule's prefilter literals looked for in one pass
     (Aho-Corasick), so a text costs one sweep however many rules there are; a rule with no
-    prefilter is always asked."""
+    prefilter is always asked. For a rule that says where its matches start (``Rule.back``),
+    the sweep also gives those places."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.always = frozenset(i for i, rule in enumerate(rules) if not rule.prefilter)
@@ -44,21 +45,34 @@ class Gate:
         self.rules_of = [
             frozenset(i for i, rule in enumerate(rules) if literal in rule.prefilter) for literal in literals
         ]
+        self.starts_of = [
+            [(i, rule.back[rule.prefilter.index(literal)]) for i, rule in enumerate(rules)
+             if rule.back is not None and literal in rule.prefilter]
+            for literal in literals
+        ]  # fmt: skip
         self.automaton = AhoCorasick(literals) if literals else None
         self.overlap = max(map(len, literals), default=1) - 1  # a literal across two windows is in the first
         self.every = frozenset(range(len(rules)))
 
     def rules(self, text: str) -> frozenset[int]:
         """The indexes of the rules whose literals occur in ``text`` (or that have none)."""
+        return self.scan(text)[0]
+
+    def scan(self, text: str) -> tuple[frozenset[int], dict[int, set[int]] | None]:
+        """:meth:`rules`, and for each of them that says where its matches start, the places in
+        ``text`` where one may (None: not known, every rule is searched whole)."""
         found = set(self.always)
+        starts: dict[int, set[int]] = {}
         if self.automaton is not None:
             for start in range(0, len(text), WINDOW):
                 piece = text[start : start + WINDOW + self.overlap] if len(text) > WINDOW else text
-                for literal, _, _ in self.automaton.find_matches_as_indexes(piece, overlapping=True):
+                for literal, at, _ in self.automaton.find_matches_as_indexes(piece, overlapping=True):
                     found |= self.rules_of[literal]
-                if len(found) == len(self.every):
-                    break
-        return frozenset(found)
+                    for i, back in self.starts_of[literal]:
+                        starts.setdefault(i, set()).add(start + at - back)
+                if len(found) == len(self.every) and start + WINDOW < len(text):
+                    return frozenset(found), None  # every rule is asked: the rest is not swept
+        return frozenset(found), starts
 
 
 @dataclass
@@ -72,17 +86,21 @@ class Redactor:
 
     def text(self, text: str) -> tuple[str, int]:
         """``text`` with every secret replaced by its rule's marker, and how many were."""
-        asked = self._gate.rules(text)
+        asked, starts = self._gate.scan(text)
         if not asked:
             return text, 0
         found = 0
         for i, rule in enumerate(self.rules):
             if i in asked:  # a marker written by an earlier rule makes no match for a later one
-                text, n = self._apply(rule, text)
+                text, n = self._apply(rule, text, None if starts is None else starts.get(i))
                 found += n
+                if n:
+                    starts = None  # the places were in the text before this rule changed it
         return text, found
 
-    def _apply(self, rule: Rule, text: str) -> tuple[str, int]:
+    def _apply(self, rule: Rule, text: str, starts: set[int] | None = None) -> tuple[str, int]:
+        """``text`` with ``rule``'s secrets replaced, and how many: searched whole, or tried only
+        at ``starts`` (where its matches can start), which finds what the search would."""
         count = 0
         group = "secret" if "secret" in rule.regex.groupindex else 0
 
@@ -99,7 +117,19 @@ class Redactor:
             whole, start = match.group(0), match.start(group) - match.start()
             return whole[:start] + marker(rule.id) + whole[start + len(secret) :]
 
-        return rule.regex.sub(replace, text), count
+        if starts is None:
+            return rule.regex.sub(replace, text), count
+        # As sub: from the left, each match taken whole before the next is looked for.
+        out: list[str] = []
+        end = 0
+        for start in sorted(starts):
+            if start < end or start < 0:
+                continue
+            match = rule.regex.match(text, start)
+            if match is not None:
+                out += (text[end:start], replace(match))
+                end = match.end()
+        return ("".join(out) + text[end:], count) if out else (text, 0)
 
     def value(self, value: Any) -> tuple[Any, int]:
         """A JSON value with every string in it redacted (object keys kept), and the count."""
