@@ -37,6 +37,7 @@ from .detect import log_files
 from .formats import Group, by_name
 from .jsonl import LongLine, bounded
 from .session import Session
+from .writer import marked
 
 WINDOW = 2  # sessions parsed ahead per worker at most (their messages are held in memory)
 NICE = 10  # how much a worker yields to the importing process (whose writes, one at a time, are the pace)
@@ -55,6 +56,7 @@ class Ready:
     session: Session | None
     writes: dict[str, dict[str, MessageWrite]] = field(default_factory=dict)
     long: list[LongLine] = field(default_factory=list)
+    marks: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict)
     failure: str | None = None
 
 
@@ -91,14 +93,16 @@ def _ready(group: Group, namespace: uuid.UUID) -> Ready:
         except Exception as exc:  # a shape no importer foresaw: reported as the importer reports it
             return Ready(None, failure=failure(exc), long=list(bound.long.values()))
     writes: dict[str, dict[str, MessageWrite]] = {}
+    marks: dict[str, dict[str, tuple[str, int]]] = {}
     for call, conv in (("", session.main), *session.subagents.items()):
+        marks[call] = {message["id"]: marked(message) for message in conv.messages}
         for message in conv.messages:
             try:
                 made = _door.ready(message, canonical_uuid(message["id"]))
                 writes.setdefault(call, {})[message["id"]] = made
             except FoldlineError:
                 pass
-    return Ready(session, writes, list(bound.long.values()))
+    return Ready(session, writes, list(bound.long.values()), marks=marks)
 
 
 class Ahead:

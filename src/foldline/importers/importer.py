@@ -124,7 +124,7 @@ def parsed_ahead(group: Group, namespace: uuid.UUID, pool: Ahead | None) -> Sess
     current_bound().long.update({(long.path, long.number): long for long in ready.long})
     if ready.session is None:
         raise SessionFailed(ready.failure or "cannot be parsed")
-    ready.session.writes = ready.writes
+    ready.session.writes, ready.session.marks = ready.writes, ready.marks
     return ready.session
 
 

@@ -139,6 +139,8 @@ class Session:
     # Its messages' writes made ready ahead by an import's worker (importers.ahead), by the call
     # of their conversation in this session ("" for the main one), then by message id.
     writes: dict[str, dict[str, MessageWrite]] = field(default_factory=dict, repr=False)
+    # Their marks (``writer.marked``: the short hash and JSON size of each message), made there too.
+    marks: dict[str, dict[str, tuple[str, int]]] = field(default_factory=dict, repr=False)
 
     def date_untimed(self) -> None:
         """Date each conversation's undated messages (:func:`date_untimed`), by the main file's time."""

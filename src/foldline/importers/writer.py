@@ -104,9 +104,9 @@ class Writer:
         created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
         if title and created["title"] != title and session.main.title:
             self.t.rename_agent(self.account, agent, title)
-        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, session.writes.get(""))
+        self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, session, "")
         for call, conv in session.subagents.items():
-            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done, session.writes.get(call))
+            self.put_all(agent, call, conv, hashes.setdefault(call, {}), done, session, call)
         # last: a subagent's write stamps its parent with the time of the import
         lasts = [c.last_at for c in (session.main, *session.subagents.values()) if c.last_at]
         if session.main.first_at and lasts:
@@ -119,7 +119,7 @@ class Writer:
         done = Summary()
         session.main.title = session.main.title or session.title
         before = self.t.find_agent(self.account, parent)
-        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done, session.writes.get(""))
+        self.put_all(parent, call, session.main, hashes.setdefault(call, {}), done, session, "")
         if before is not None and session.main.last_at:  # the parent's own dates, stretched to this thread's end
             updated = max(before["updated_at"], session.main.last_at)
             if done.messages or updated != before["updated_at"]:  # a write stamped it with the time of the import
@@ -129,15 +129,17 @@ class Writer:
 
     def put_all(
         self, agent: str, call: str | None, conv: Conversation, seen: dict[str, str], done: Summary,
-        made: dict[str, MessageWrite] | None = None,
+        session: Session | None = None, key: str = "",
     ) -> None:  # fmt: skip
-        """Write a conversation's new and changed messages in batches (``made``: their writes made
-        ready ahead, by message id)."""
+        """Write a conversation's new and changed messages in batches (``session.writes`` and
+        ``session.marks`` under ``key``: their writes and marks made ahead, by message id)."""
         before = None if call is None else self.dates(agent, call)
+        made = session.writes.get(key) if session is not None else None
+        marks = session.marks.get(key, {}) if session is not None else {}
         batch: list[tuple[Json, str]] = []
         size = 0
         for message in conv.messages:
-            mark, length = marked(message)
+            mark, length = marks.get(message["id"]) or marked(message)
             if seen.get(message["id"]) == mark:
                 continue
             if batch and (len(batch) >= BATCH_MESSAGES or size + length > BATCH_BYTES):

@@ -143,6 +143,16 @@ class SQLiteStore(Store):
     def dialect_insert(self, table: Any) -> Any:
         return sqlite_insert(table)
 
+    def insert_rows(self, conn: Connection, table: Any, rows: Sequence[dict[str, Any]]) -> None:
+        # The driver's own executemany of one INSERT, each row a tuple: SQLAlchemy's executemany
+        # processes every row's parameters in Python first (a fifth of an import's writes).
+        if not rows:
+            return
+        names = list(rows[0])
+        sql = f"INSERT INTO {table.name} ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})"
+        driver: Any = conn.connection.driver_connection
+        driver.executemany(sql, [tuple(row[name] for name in names) for row in rows])
+
     def compact(self) -> None:
         # The search index merged into fresh segments, the file rebuilt without its free pages,
         # and the write-ahead log checkpointed and cut to nothing: no old text stays in either.
