@@ -45,6 +45,11 @@ Row = dict[str, Any]
 Written = tuple[str, int, int, Sequence[StoredPart]]  # a message written: its id, position, seq and parts
 IN_BATCH = 500  # ids per IN (...) list: well within every engine's bound on parameters
 USAGE_COLUMNS = ("model", "day", "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "cost")
+# A message row as a write makes it (``_put_run``).
+MESSAGE_ROW = (
+    "conversation_id", "id", "owner_id", "position", "seq", "role", "head", "created_at", "updated_at", "checked",
+    *USAGE_COLUMNS,
+)  # fmt: skip
 
 
 def usage_columns(usage: MessageUsage | None) -> dict[str, Any]:
@@ -219,14 +224,7 @@ class Writes(Staging):
             })  # fmt: skip
             olds.append(old)
             done.append((seq, old is None))
-        stmt = self.dialect_insert(messages)
-        changed = ["seq", "role", "head", "updated_at", "checked", *USAGE_COLUMNS]
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=["conversation_id", "id"], set_={c: stmt.excluded[c] for c in changed}
-            ),
-            rows,
-        )
+        self.run_prepared_many(conn, "message_upsert", self._message_upsert, rows)
         self._count(conn, conv, list(zip(olds, batch, strict=True)))
         replaced = [w.id for w in batch if w.id in found]
         written = [(r["id"], r["position"], r["seq"], w.parts) for r, w in zip(rows, batch, strict=True)]
@@ -300,26 +298,33 @@ class Writes(Staging):
             conn.execute(update(conversations).where(c.id == agent).values(**values))
         rows = [{"agent_id": agent, "day": day, "model": model, **delta} for (day, model), delta in buckets.items()]
         if rows:
-            stmt = self.dialect_insert(usage_totals)
-            stmt = stmt.on_conflict_do_update(
-                index_elements=["agent_id", "day", "model"],
-                set_={name: usage_totals.c[name] + stmt.excluded[name] for name in TOTALS},
-            )
-            conn.execute(stmt, rows)
+            self.run_prepared_many(conn, "usage_add", self._usage_add, rows)
 
-    @staticmethod
-    def _next_seq(conn: Connection, conv: Conversation, stamp: str, writes: int = 1) -> int:
+    def _next_seq(self, conn: Connection, conv: Conversation, stamp: str, writes: int = 1) -> int:
         """Take the conversation's next ``writes`` write numbers (the last is returned), and mark
         it (and its parent) active."""
-        seq = conn.execute(
-            update(conversations)
-            .where(conversations.c.id == conv.id)
-            .values(seq=conversations.c.seq + writes, updated_at=stamp)
-            .returning(conversations.c.seq)
-        ).scalar_one()
+        taken = self.run_prepared(conn, "seq_taken", _seq_taken, {"id": conv.id, "writes": writes, "stamp": stamp})
+        seq = taken.fetchone()[0]
         if conv.parent_id is not None:  # a subagent's activity is its parent's activity too
-            conn.execute(update(conversations).where(conversations.c.id == conv.parent_id).values(updated_at=stamp))
+            self.run_prepared(conn, "touched", _touched, {"id": conv.parent_id, "stamp": stamp})
         return int(seq)
+
+    def _message_upsert(self) -> Any:
+        """A message row written: inserted, or its write's columns replaced (its place kept)."""
+        stmt = self.dialect_insert(messages).values({n: slot(n, messages.c[n].type) for n in MESSAGE_ROW})
+        changed = ["seq", "role", "head", "updated_at", "checked", *USAGE_COLUMNS]
+        return stmt.on_conflict_do_update(
+            index_elements=["conversation_id", "id"], set_={c: stmt.excluded[c] for c in changed}
+        )
+
+    def _usage_add(self) -> Any:
+        """A day and model's totals for an agent: inserted, or each added to what is there."""
+        names = ["agent_id", "day", "model", *TOTALS]
+        stmt = self.dialect_insert(usage_totals).values({n: slot(n, usage_totals.c[n].type) for n in names})
+        return stmt.on_conflict_do_update(
+            index_elements=["agent_id", "day", "model"],
+            set_={name: usage_totals.c[name] + stmt.excluded[name] for name in TOTALS},
+        )
 
     def _replace_parts(
         self, conn: Connection, conv_id: str, replaced: Sequence[str], stored: Sequence[Written]
@@ -472,6 +477,21 @@ class Writes(Staging):
             for source, state in states.items():
                 self.upsert_in(conn, imports, {"source": source, "state": state, "done": True, "updated_at": stamp},
                                ["source"], ["state", "done", "updated_at"])  # fmt: skip
+
+
+def _seq_taken() -> Any:
+    c = conversations.c
+    return (
+        update(conversations)
+        .where(c.id == slot("id"))
+        .values(seq=c.seq + slot("writes", c.seq.type), updated_at=slot("stamp", c.updated_at.type))
+        .returning(c.seq)
+    )
+
+
+def _touched() -> Any:
+    c = conversations.c
+    return update(conversations).where(c.id == slot("id")).values(updated_at=slot("stamp", c.updated_at.type))
 
 
 def distinct_runs(items: Iterable[int], key: Callable[[int], str]) -> Iterator[list[int]]:
