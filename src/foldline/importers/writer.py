@@ -101,7 +101,7 @@ class Writer:
         done = Summary()
         title = short_title(session.title) if session.title else None
         before = self.dates(agent)
-        created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent)
+        created = self.t.create_agent(self.account, self.workspace, title, agent_id=agent, brief=True)
         if title and created["title"] != title and session.main.title:
             self.t.rename_agent(self.account, agent, title)
         self.put_all(agent, None, session.main, hashes.setdefault("", {}), done, session, "")
@@ -154,10 +154,11 @@ class Writer:
         if found is None:
             return
         title = short_title(conv.title) if conv.title else None
-        if title and found["title"] != title:
-            self.t.rename_agent(self.account, agent, title, call=call)
+        renamed = title if title and found["title"] != title else None
         if conv.first_at and conv.last_at:
-            self.date(agent, conv.first_at, conv.last_at, call, found, before)
+            self.date(agent, conv.first_at, conv.last_at, call, found, before, renamed)
+        elif renamed:
+            self.t.rename_agent(self.account, agent, renamed, call=call)
 
     def put_batch(
         self, agent: str, call: str | None, batch: list[tuple[Json, str]], seen: dict[str, str], done: Summary,
@@ -187,17 +188,17 @@ class Writer:
 
     def date(
         self, agent: str, first: str, last: str, call: str | None = None, found: Json | None = None,
-        before: tuple[str, str] | None = None,
+        before: tuple[str, str] | None = None, title: str | None = None,
     ) -> None:
-        """Date a conversation by its source, unless it already is (a date written wakes followers).
-        One that held messages ``before`` this import keeps what lies outside its source's span:
-        a message written through the API after the session's last line stays its last activity,
-        however often the session is imported again."""
+        """Date a conversation by its source, unless it already is (a date written wakes followers),
+        and give it ``title`` in the same write. One that held messages ``before`` this import
+        keeps what lies outside its source's span: a message written through the API after the
+        session's last line stays its last activity, however often the session is imported again."""
         if before is not None:
             first, last = min(first, before[0]), max(last, before[1])
         found = found or self.t.find_agent(self.account, agent, call)
-        if found is None or (found["created_at"], found["updated_at"]) != (first, last):
-            self.t.date_agent(self.account, agent, first, last, call=call)
+        if found is None or (found["created_at"], found["updated_at"]) != (first, last) or title:
+            self.t.date_agent(self.account, agent, first, last, call=call, title=title)
 
     def file_record(self, main: Path) -> Json:
         """What the last import from the file ``main`` saved of it (``files``, ``version``, ``key``)."""

@@ -16,9 +16,12 @@ TITLE_MAX = 500  # code points in an agent's title
 
 
 class Agents(Core):
-    def create_agent(self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None) -> Json:
+    def create_agent(
+        self, account: str, workspace_id: Any, title: Any = None, agent_id: str | None = None, brief: bool = False
+    ) -> Json:
         """A new agent in a workspace ``account`` belongs to, owned by ``account``; an importer passes
-        a stable ``agent_id``.
+        a stable ``agent_id`` (and ``brief``: only the agent's own fields, without what the list
+        shows of it and its subagents, two reads fewer).
         """
         if not isinstance(workspace_id, str):
             raise Invalid("'workspace_id' must be a string", where="workspace_id")
@@ -31,7 +34,7 @@ class Agents(Core):
         conv = self._store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
             raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
-        return self._agent_json(conv)
+        return conversation_json(conv) if brief else self._agent_json(conv)
 
     def list_agents(
         self,
@@ -124,12 +127,15 @@ class Agents(Core):
         self._changed(conv.id)
 
     def date_agent(
-        self, account: str, agent_id: str, created_at: str, updated_at: str, call: str | None = None
-    ) -> None:
+        self, account: str, agent_id: str, created_at: str, updated_at: str, call: str | None = None,
+        title: str | None = None,
+    ) -> None:  # fmt: skip
         """Date an agent (or its subagent) by its source, such as an imported session's first and
-        last lines; owner only."""
+        last lines, and give it ``title`` too if one is given (in the same write); owner only."""
+        if title is not None:
+            check_title(title)
         conv = self._target(account, agent_id, call)
-        self._store.set_times(conv.id, created_at, updated_at)
+        self._store.set_times(conv.id, created_at, updated_at, None if title is None else self.redacted(title))
         self._changed(conv.id)
 
     def delete_agent(self, account: str, agent_id: str, forget: bool = False) -> Json:

@@ -114,14 +114,14 @@ class Writes(Staging):
                 ).one()
         return Conversation(**row._asdict())
 
-    def set_times(self, conversation_id: str, created_at: str, updated_at: str) -> None:
-        """Date a conversation by its source (an imported session's first and last line)."""
+    def set_times(self, conversation_id: str, created_at: str, updated_at: str, title: str | None = None) -> None:
+        """Date a conversation by its source (an imported session's first and last line), and
+        rename it (``title``) in the same write."""
+        values = {"created_at": created_at, "updated_at": updated_at}
+        if title is not None:
+            values["title"] = title
         with self.write() as conn:
-            conn.execute(
-                update(conversations)
-                .where(conversations.c.id == conversation_id)
-                .values(created_at=created_at, updated_at=updated_at)
-            )
+            conn.execute(update(conversations).where(conversations.c.id == conversation_id).values(**values))
 
     def set_title(self, conversation_id: str, title: str) -> None:
         """Rename a conversation."""
@@ -207,7 +207,8 @@ class Writes(Staging):
         leave out of reach is added to ``left``."""
         last = self._next_seq(conn, conv, stamp, len(batch))
         # The conversation's row is now locked (or the SQLite write lock held): no writer interleaves.
-        found = self._found(conn, conv.id, [w.id for w in batch])
+        # One that no write had reached holds no message yet (every write takes a seq).
+        found = self._found(conn, conv.id, [w.id for w in batch]) if last > len(batch) else {}
         if expect_seq is not None:
             old = found.get(batch[0].id)
             if old is None or old.seq != expect_seq:
