@@ -9,12 +9,14 @@ from __future__ import annotations
 import threading
 import uuid
 from dataclasses import dataclass, replace
+from typing import Any
 
 import orjson
 import pytest
+from sqlalchemy import event
 
 from foldline.registry import TextTools
-from foldline.store import Conversation, PageRead, StaleWrite, Store, StoredPart
+from foldline.store import Conversation, PageRead, StaleWrite, Store, StoredPart, open_store
 
 
 def new_id() -> str:
@@ -391,3 +393,30 @@ def test_a_batched_block_relaxes_its_own_commits_alone(store: Store, setup: Setu
     assert durability(store) == "full"
     assert store.index_pending() is not None  # an index batch is relaxed too, and leaves none behind
     assert durability(store) == "full"
+
+
+def test_postgres_relaxes_a_connection_once_and_a_rolled_back_reset_is_not_trusted(pg_url: str) -> None:
+    # synchronous_commit is the connection's: a bulk writer's commits set it once, not once each,
+    # and the first write that is not relaxed sets it back before it commits. A reset that rolls
+    # back leaves the connection relaxed: the next write sets it back again.
+    postgres_store = open_store(pg_url)
+    sets: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("SET") and "synchronous_commit" in statement:
+            sets.append(statement)
+
+    event.listen(postgres_store.engine, "before_cursor_execute", seen)
+    try:
+        with postgres_store.batched():
+            for _ in range(5):
+                assert durability(postgres_store) == "normal"
+        assert len(sets) <= 1 + 1  # at most once per connection used (one here), and sync()'s own commit
+        with pytest.raises(RuntimeError), postgres_store.write() as conn:
+            assert conn.exec_driver_sql("SHOW synchronous_commit").scalar_one() == "on"
+            raise RuntimeError("rolled back")
+        assert durability(postgres_store) == "full"
+        assert durability(postgres_store) == "full"
+    finally:
+        event.remove(postgres_store.engine, "before_cursor_execute", seen)
+        postgres_store.close()

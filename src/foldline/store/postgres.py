@@ -41,7 +41,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 
 from ..registry import TextTools
-from .core import Prepared, slot
+from .core import RELAXED, Prepared, slot
 from .errors import StoreError
 from .pgbounds import CONNECTING, SmallChecks, bound_options, bound_waits, small, unbounded
 from .rows import Chunks, Conversation, Matched, PageRead, StoredBody
@@ -124,6 +124,7 @@ FOLDED = column("folded", Text)
 # Chunks a search reads straight first (a common word fills its page there); more it reads
 # straight when those held the words at all; seconds it then gives the trigram index at most.
 NEWEST, WALK_COMMON, INDEX_SHARE = 32, 2048, 0.25
+ASYNC_COMMITS = "foldline_async_commits"  # a connection's mark: its session commits without waiting for the log
 log = logging.getLogger("foldline")
 
 
@@ -141,8 +142,25 @@ class PostgresStore(Store):
             bound_waits(self.engine, wait)
         ping_when_idle(self.engine)
 
-    def relax(self, conn: Connection) -> None:
-        conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        # A relaxed write's commit does not wait for the log (synchronous_commit off). The setting
+        # is the connection's, kept across its transactions (a bulk writer's hundreds of commits
+        # cost no statement each), and set back by the first write on it that is not relaxed: that
+        # write commits with the setting already back, and only its commit clears the mark (a
+        # rolled-back reset leaves the mark, so the next write sets it back again).
+        relaxed = RELAXED.get()
+        with self.engine.begin() as conn:
+            info = conn.info
+            was = info.get(ASYNC_COMMITS, False)
+            if relaxed and not was:
+                conn.exec_driver_sql("SET synchronous_commit = off")
+                info[ASYNC_COMMITS] = True  # marked at once: a rollback leaves it on, slower but never unsafe
+            elif was and not relaxed:
+                conn.exec_driver_sql("SET synchronous_commit TO DEFAULT")
+            yield conn
+        if was and not relaxed:
+            info[ASYNC_COMMITS] = False
 
     def sync(self) -> None:
         # A commit that waits for the log (with an id, so it writes a commit record) flushes
