@@ -160,6 +160,7 @@ PIECES = [
     *(in_context(kind, secret) for kind, secret in SECRETS.items()),
     *(literal for rule in BUILTIN for literal in rule.prefilter),
     "monkey=abc123DEF456ghi", "api_key: short", "token = ${TOKEN}", "Pwd=Zx9Qw8Er7Ty6Ui5", "xoxb-", "AKIA",
+    "PassWord = Zx9Qw8Er7Ty6Ui5", "sEcReT: Zx9Qw8Er7Ty6Ui5", "tOkEn=Zx9Qw8Er7Ty6Ui5", "dbKEY=Zx9Qw8Er7Ty6Ui5",
     "eyJ", "AIza", "secret", "the build passed", "\n", " ", "=", ":", '"', "é", "🙂",
 ]
 
@@ -172,3 +173,11 @@ def test_a_rule_tried_only_where_its_matches_start_finds_what_a_whole_search_fin
     whole = Redactor(rules=tuple(replace(rule, back=None) for rule in BUILTIN))
     assert Redactor().text(text) == whole.text(text)
     assert any(rule.back is not None for rule in BUILTIN)
+
+
+@pytest.mark.parametrize("name", ["PassWord", "sEcReT", "tOkEn", "Pwd", "dbPassWd", "API_kEy"])
+def test_a_name_that_says_secret_is_found_in_any_case(name: str) -> None:
+    # assigned-secret's name is matched ignoring case, and its literals are found in any case:
+    # a value after "PassWord" is redacted whether or not the text also holds "password".
+    for text in (f"{name} = Zx9Qw8Er7Ty6Ui5 and on", f"{name}: Zx9Qw8Er7Ty6Ui5 beside a monkey"):
+        assert Redactor().text(text) == (text.replace("Zx9Qw8Er7Ty6Ui5", marker("assigned-secret")), 1)

@@ -401,17 +401,21 @@ def test_postgres_relaxes_a_connection_once_and_a_rolled_back_reset_is_not_trust
     # back leaves the connection relaxed: the next write sets it back again.
     postgres_store = open_store(pg_url)
     sets: list[str] = []
+    synced: list[str] = []
 
     def seen(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if statement.startswith("SET") and "synchronous_commit" in statement:
             sets.append(statement)
+        if statement == "SELECT txid_current()":  # sync(): its commit must wait for the log
+            synced.append(conn.exec_driver_sql("SHOW synchronous_commit").scalar_one())
 
     event.listen(postgres_store.engine, "before_cursor_execute", seen)
     try:
         with postgres_store.batched():
             for _ in range(5):
                 assert durability(postgres_store) == "normal"
-        assert len(sets) <= 1 + 1  # at most once per connection used (one here), and sync()'s own commit
+        assert len([s for s in sets if "LOCAL" not in s]) == 1  # once for the connection used
+        assert synced == ["on"]  # the block's end, on that relaxed connection
         with pytest.raises(RuntimeError), postgres_store.write() as conn:
             assert conn.exec_driver_sql("SHOW synchronous_commit").scalar_one() == "on"
             raise RuntimeError("rolled back")

@@ -29,15 +29,17 @@ class Rule:
     # For each prefilter literal, how many code points before it a match starts, when every match
     # starts there (the regex is then tried only at those places); None: it is searched whole.
     back: tuple[int, ...] | None = field(default=None, compare=False)
+    # The literals are found in any ASCII case (the regex ignores case where they occur).
+    fold: bool = field(default=False, compare=False)
 
 
 def rule(
     id: str, pattern: str, *prefilter: str, check: Callable[[re.Match[str]], bool] | None = None,
-    back: int | tuple[int, ...] | None = None,
+    back: int | tuple[int, ...] | None = None, fold: bool = False,
 ) -> Rule:  # fmt: skip
     backs = (back,) * len(prefilter) if isinstance(back, int) else back
     assert backs is None or len(backs) == len(prefilter)
-    return Rule(id, re.compile(pattern), prefilter, check, backs)
+    return Rule(id, re.compile(pattern), prefilter, check, backs, fold)
 
 
 # Values that name a secret rather than hold one: ${VAR}, $VAR, <password>, {{ x }}, %s, ***, xxxx.
@@ -151,7 +153,7 @@ BUILTIN: tuple[Rule, ...] = (
         r"(?=[SsTtPpKk])(?P<word>(?i:secret|token|password|passwd|pwd|key))[\"']?\s{0,3}(?::|=|:=)\s{0,3}[\"']?(?P<secret>"
         + VALUE
         + r"{10,512})",
-        "ecret", "ECRET", "oken", "OKEN", "assw", "ASSW", "pwd", "Pwd", "PWD", "key", "Key", "KEY",
-        check=_assigned, back=(1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0),  # s|ecret, t|oken, p|assw
+        "ecret", "oken", "assw", "pwd", "key",
+        check=_assigned, back=(1, 1, 1, 0, 0), fold=True,  # s|ecret, t|oken, p|assw; in any case
     ),
 )  # fmt: skip

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 from typing import Any
 
 from ahocorasick_rs import AhoCorasick
@@ -33,6 +34,11 @@ WINDOW = 1 << 20  # code points of a text searched per call: a text full of one 
 # builds one huge list of matches
 
 
+def ascii_cases(literal: str) -> list[str]:
+    """Every spelling of ``literal`` in upper and lower case ASCII letters (``pwd``: 8)."""
+    return ["".join(chars) for chars in product(*({c.lower(), c.upper()} for c in literal))]
+
+
 class Gate:
     """Which rules may match a text: every rule's prefilter literals looked for in one pass
     (Aho-Corasick), so a text costs one sweep however many rules there are; a rule with no
@@ -41,15 +47,14 @@ class Gate:
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.always = frozenset(i for i, rule in enumerate(rules) if not rule.prefilter)
-        literals = sorted({literal for rule in rules for literal in rule.prefilter})
-        self.rules_of = [
-            frozenset(i for i, rule in enumerate(rules) if literal in rule.prefilter) for literal in literals
-        ]
-        self.starts_of = [
-            [(i, rule.back[rule.prefilter.index(literal)]) for i, rule in enumerate(rules)
-             if rule.back is not None and literal in rule.prefilter]
-            for literal in literals
-        ]  # fmt: skip
+        backs: dict[str, dict[int, int | None]] = {}  # each literal (each case of a folded one): its rules
+        for i, rule in enumerate(rules):
+            for n, literal in enumerate(rule.prefilter):
+                for form in ascii_cases(literal) if rule.fold else (literal,):
+                    backs.setdefault(form, {})[i] = None if rule.back is None else rule.back[n]
+        literals = sorted(backs)
+        self.rules_of = [frozenset(backs[literal]) for literal in literals]
+        self.starts_of = [[(i, back) for i, back in backs[literal].items() if back is not None] for literal in literals]
         self.automaton = AhoCorasick(literals) if literals else None
         self.overlap = max(map(len, literals), default=1) - 1  # a literal across two windows is in the first
         self.every = frozenset(range(len(rules)))

@@ -166,6 +166,7 @@ class PostgresStore(Store):
         # A commit that waits for the log (with an id, so it writes a commit record) flushes
         # every record before it: each relaxed commit too.
         with self.engine.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL synchronous_commit = on")  # the connection may be a relaxed one
             conn.exec_driver_sql("SELECT txid_current()")
 
     @contextmanager
