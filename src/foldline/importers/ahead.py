@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..errors import FoldlineError
 from ..registry import Registry
@@ -44,6 +45,7 @@ NICE = 10  # how much a worker yields to the importing process (whose writes, on
 SMALL = 4 * 2**20  # bytes of logs: a smaller import is done in one process (forking costs more)
 
 _door: Door | None = None  # a worker's own, made by _start
+_nice_later = False  # a worker's own: it is the first, and yields once its first session is parsed
 log = logging.getLogger("foldline")
 
 
@@ -74,11 +76,18 @@ def failure(exc: BaseException) -> str:
     return f"cannot be parsed: {type(exc).__name__}: {exc}"
 
 
-def _start(settings: Settings) -> None:
+def _start(settings: Settings, first: Any) -> None:
     """A worker's start: its door, and the price table loaded while the importing process
-    opens the store and plans the first sessions (not at the first session's first message)."""
-    global _door
-    os.nice(NICE)
+    opens the store and plans the first sessions (not at the first session's first message).
+
+    Workers yield to the importing process (``NICE``), whose writes set the pace once they
+    begin; but at the start a parsed session is what it waits for, so the first worker to
+    start keeps its priority until it has parsed one (``first``: a flag they share)."""
+    global _door, _nice_later
+    with first.get_lock():
+        _nice_later, first.value = bool(first.value), 0
+    if not _nice_later:
+        os.nice(NICE)
     _door = Door.of(settings)
     load_prices()
 
@@ -86,6 +95,13 @@ def _start(settings: Settings) -> None:
 def _ready(group: Group, namespace: uuid.UUID) -> Ready:
     """In a worker: the session parsed and each of its messages made ready (a message the door
     refuses is left out: the importing process checks it again and reports the refusal)."""
+    try:
+        return _made_ready(group, namespace)
+    finally:
+        _yield_now()
+
+
+def _made_ready(group: Group, namespace: uuid.UUID) -> Ready:
     assert _door is not None
     with bounded(_door.settings.import_max_line) as bound:
         try:
@@ -105,12 +121,23 @@ def _ready(group: Group, namespace: uuid.UUID) -> Ready:
     return Ready(session, writes, list(bound.long.values()), marks=marks)
 
 
+def _yield_now() -> None:
+    """The first worker, its first session parsed: from now on it yields to the importer too."""
+    global _nice_later
+    if _nice_later:
+        os.nice(NICE)
+        _nice_later = False
+
+
 class Ahead:
     """A pool of forked workers parsing sessions ahead of the writes."""
 
     def __init__(self, settings: Settings, workers: int) -> None:
         context = multiprocessing.get_context("fork")
-        self._pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_start, initargs=(settings,))
+        first = context.Value("b", 1)  # the first worker to start takes it (_start)
+        self._pool = ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_start, initargs=(settings, first)
+        )
         self.window = WINDOW * workers
         self._asked: dict[int, tuple[uuid.UUID, Future[Ready], object]] = {}
         # Fork every worker now, while this process has one thread and no store open: with
