@@ -6,6 +6,7 @@ What an imported agent should show is worked out here from the raw log lines, no
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -268,3 +269,45 @@ def test_odd_facts_are_stored_safely(world: World) -> None:
     assert listed["project"] is None and listed["branch"] == "b" * 256 and listed["model"] == "x" * 256
     assert listed["usage"]["input_tokens"] == 3 and listed["usage"]["cost_usd"] is None
     assert {m["model"] for m in listed["usage_by_model"]} == {None, "x" * 256}
+
+
+def test_facets_are_counted_once_a_moment_and_a_write_shows_in_them(
+    fresh_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The facets are two GROUP BYs over every agent of a workspace: a count is kept a moment
+    # (FACETS_SECONDS) for the pages asked meanwhile, forgotten at once by a write this process
+    # makes, and shown within that moment when another process (here another service on the
+    # same store) writes.
+    from foldline.service import agents as agents_module
+    from foldline.settings import Settings
+    from foldline.store import open_store
+
+    monkeypatch.setattr(agents_module, "FACETS_SECONDS", 0.5)
+    here = Transcripts(open_store(fresh_url), settings=Settings(db=fresh_url))
+    there = Transcripts(open_store(fresh_url), settings=Settings(db=fresh_url))
+    try:
+        me = here.create_account("facets")["id"]
+        space = here.create_workspace("facets", [me])["id"]
+        counted: list[str] = []
+        agent_facets = here._store.agent_facets
+        monkeypatch.setattr(here._store, "agent_facets", lambda w: counted.append(w) or agent_facets(w))
+
+        def projects() -> dict[str | None, int]:
+            return {f["value"]: f["agents"] for f in here.list_agents(me, space)["facets"]["projects"]}
+
+        def say(t: Transcripts, agent: str, cwd: str) -> None:
+            message_id = new_id()
+            t.put_message(me, agent, message_id, {**user("x", message_id), "metadata": {"cwd": cwd}})
+
+        mine = here.create_agent(me, space)["id"]
+        say(here, mine, "/p/here")
+        assert projects() == {"/p/here": 1} and projects() == {"/p/here": 1} and len(counted) == 1
+        say(here, mine, "/p/moved")
+        assert projects() == {"/p/moved": 1} and len(counted) == 2  # this process's write: at once
+        theirs = there.create_agent(me, space)["id"]
+        say(there, theirs, "/p/there")
+        time.sleep(0.6)
+        assert projects() == {"/p/moved": 1, "/p/there": 1}  # another process's: within the moment
+    finally:
+        here.close()
+        there.close()

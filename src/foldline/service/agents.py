@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 from typing import Any
 
@@ -13,6 +14,8 @@ from ..usage import Usage, price_table
 from .core import Core, Json, canonical_uuid, conversation_json
 
 TITLE_MAX = 500  # code points in an agent's title
+FACETS_SECONDS = 2.0  # how long the agents list's facets are kept (Agents.facets)
+FACETS_KEPT = 1024  # workspaces whose facets are kept at most
 
 
 class Agents(Core):
@@ -32,6 +35,7 @@ class Agents(Core):
             raise NotFound()
         title = self.redacted(title) if title is not None else None
         conv = self._store.create_conversation(agent_id or str(uuid.uuid4()), workspace_id, account, title)
+        self.facets_kept.pop(workspace_id, None)
         if (conv.owner_id, conv.workspace_id, conv.parent_id) != (account, workspace_id, None):
             raise NotFound()  # an importer's stable id taken by someone else's agent: say nothing of it
         return conversation_json(conv) if brief else self._agent_json(conv)
@@ -69,12 +73,27 @@ class Agents(Core):
             after = encode_cursor(query.sort, query.descending, last_value, rows[-1].conv.id)
         out: Json = {"agents": [agent_json(row) for row in rows], "next": after, "prices": price_table()}
         if cursor is None:
-            facets = self._store.agent_facets(workspace_id)
-            out["facets"] = {
-                "sources": [{"value": v, "agents": n} for v, n in facets["source"]],
-                "projects": [{"value": v, "agents": n} for v, n in facets["project"]],
-            }
+            out["facets"] = self.facets(workspace_id)
         return out
+
+    def facets(self, workspace_id: str) -> Json:
+        """The sources and projects a workspace's agents can be filtered by, each with its count
+        of agents. They are counted over every agent of the workspace (two ``GROUP BY``s, which
+        grow with it), so a count is kept for ``FACETS_SECONDS`` and forgotten at any write this
+        process makes or hears of: another process's write shows within that time."""
+        kept = self.facets_kept.get(workspace_id)
+        if kept is not None and time.monotonic() - kept[0] < FACETS_SECONDS:
+            return kept[1]
+        counted = time.monotonic()
+        found = self._store.agent_facets(workspace_id)
+        facets = {
+            "sources": [{"value": v, "agents": n} for v, n in found["source"]],
+            "projects": [{"value": v, "agents": n} for v, n in found["project"]],
+        }
+        if len(self.facets_kept) >= FACETS_KEPT:
+            self.facets_kept.clear()
+        self.facets_kept[workspace_id] = (counted, facets)
+        return facets
 
     def agent(self, account: str, agent_id: str) -> Json:
         """One agent ``account`` may read, with its subagents' call ids, what the list shows of

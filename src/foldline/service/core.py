@@ -46,6 +46,8 @@ class Core:
         self.pages = PageCache(int(self.settings.page_cache_mb * 2**20))  # pages sent, by their seq
         self._tokens = TokenCache()  # see Accounts.forget_tokens()
         self.redactor: Redactor | None = self.door.redactor  # None: redaction is off
+        # The agents list's facets by workspace, with when they were counted (Agents.facets).
+        self.facets_kept: dict[str, tuple[float, Json]] = {}
 
     @classmethod
     def open(cls, settings: Settings) -> Self:
@@ -84,6 +86,7 @@ class Core:
         def told(conversation_id: str) -> None:
             if conversation_id == EVERYONE:
                 self._tokens.clear()
+            self.facets_kept.clear()
             callback(conversation_id)
 
         return self._store.listen(told)
@@ -93,6 +96,7 @@ class Core:
         return self.redactor.text(text)[0] if self.redactor is not None else text
 
     def _changed(self, conversation_id: str) -> None:
+        self.facets_kept.clear()
         for listener in self.listeners:
             listener(conversation_id)
 
