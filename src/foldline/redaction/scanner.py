@@ -59,13 +59,10 @@ class Gate:
         self.overlap = max(map(len, literals), default=1) - 1  # a literal across two windows is in the first
         self.every = frozenset(range(len(rules)))
 
-    def rules(self, text: str) -> frozenset[int]:
-        """The indexes of the rules whose literals occur in ``text`` (or that have none)."""
-        return self.scan(text)[0]
-
     def scan(self, text: str) -> tuple[frozenset[int], dict[int, set[int]] | None]:
-        """:meth:`rules`, and for each of them that says where its matches start, the places in
-        ``text`` where one may (None: not known, every rule is searched whole)."""
+        """The indexes of the rules whose literals occur in ``text`` (or that have none), and for
+        each of them that says where its matches start, the places in ``text`` where one may
+        (None: not known, every rule is searched whole)."""
         found = set(self.always)
         starts: dict[int, set[int]] = {}
         if self.automaton is not None:
